@@ -1,0 +1,37 @@
+# GoogleTest: the installed package first, a download only when it is missing.
+find_package(GTest QUIET)
+if(NOT GTest_FOUND)
+  message(STATUS "GoogleTest not found installed (find_package(GTest)); fetching release 1.12.1 from GitHub. "
+                 "Install it (Debian: apt-get install libgtest-dev) to build without network access.")
+  include(FetchContent)
+  FetchContent_Declare(googletest
+    URL https://github.com/google/googletest/archive/refs/tags/release-1.12.1.tar.gz
+    URL_HASH SHA256=81964fe578e9bd7c94dfdb09c8e4d6e6759e19967e397dbea48d1c10e45d0df2)
+  set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+  FetchContent_MakeAvailable(googletest)
+  if(NOT TARGET GTest::gtest_main)
+    add_library(GTest::gtest_main ALIAS gtest_main)
+  endif()
+endif()
+include(GoogleTest)
+
+# Every test has a timeout (seconds); GPU tests that deadlock are diagnosed well before it.
+set(COURSE_TEST_TIMEOUT 120 CACHE STRING "Timeout of each test, in seconds")
+
+# Adds a GoogleTest executable whose suites are split by name (a parameterised
+# suite's instantiation prefix, Variants/Sm80_..., is allowed):
+#   Host*  CPU-only tests (label host)
+#   Sm*    GPU tests, named after the requirement, e.g. Sm80_MemcpyAsync (label gpu)
+# LABELS adds further labels (the chapter).
+function(course_add_gtest target)
+  cmake_parse_arguments(ARG "" "" "LABELS" ${ARGN})
+  target_link_libraries(${target} PRIVATE GTest::gtest_main)
+  gtest_discover_tests(${target}
+    TEST_FILTER "Host*:*/Host*"
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "host;${ARG_LABELS}" TIMEOUT ${COURSE_TEST_TIMEOUT})
+  gtest_discover_tests(${target}
+    TEST_FILTER "Sm*:*/Sm*"
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "gpu;${ARG_LABELS}" TIMEOUT ${COURSE_TEST_TIMEOUT})
+endfunction()

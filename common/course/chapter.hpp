@@ -1,0 +1,277 @@
+/// @file
+/// @brief The shared entry point of every chapter program: options, gating, outcome, report.
+///
+/// A chapter supplies a ChapterInfo, its table of named variants and a `run`
+/// function that verifies (and with `--bench` times) the selected variants,
+/// adding one Row per variant to the Report. chapter_main() does the rest:
+/// parses the command line, prints help from the variant table, skips with a
+/// reason when the GPU lacks what the chapter needs (after printing what the
+/// chapter would have shown), and turns the report into an exit code.
+#pragma once
+
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "course/bandwidth.hpp"
+#include "course/check.hpp"
+#include "course/cli.hpp"
+#include "course/device.hpp"
+
+namespace course {
+
+/// Exit codes of chapter programs; kExitSkip is registered with CTest as SKIP_RETURN_CODE.
+enum ExitCode : int { kExitPass = 0, kExitFail = 1, kExitUsage = 2, kExitSkip = 77 };
+
+/// What chapter_main() needs to know about a chapter.
+struct ChapterInfo {
+  const char* program = "";      ///< executable name, e.g. "sync_copy"
+  const char* title = "";        ///< one line, e.g. "01 sync_copy: copy-and-compute through registers"
+  const char* explanation = "";  ///< what the chapter demonstrates; printed also when it has to skip
+  Requirement requirement;
+  std::size_t verify_bytes = 0;  ///< default --size without --bench
+  std::size_t bench_bytes = 0;   ///< default --size with --bench
+  /// Checks a --size value; returns the broken rule as one line, or nothing.
+  std::function<std::optional<std::string>(std::size_t)> size_rule;
+  /// Optional host-side model printed before the requirement check (runs without a GPU).
+  std::function<void(std::ostream&)> host_model;
+};
+
+/// A variant's name and one-line summary, as listed by --help.
+struct VariantInfo {
+  std::string name;
+  std::string summary;
+};
+
+/// One line of a chapter's report.
+struct Row {
+  std::string variant;
+  std::size_t size_bytes = 0;
+  bool passed = false;
+  std::string check;  ///< Comparison::summary() or the reason for a failure
+  bool timed = false;
+  double ms = 0;
+  double gbps = 0;
+  double ratio = 0;  ///< gbps / cudaMemcpy D2D gbps in the same process
+};
+
+/// The rows of one run, printed as text, CSV or JSON.
+class Report {
+ public:
+  explicit Report(std::string chapter, DeviceInfo device) : chapter_(std::move(chapter)), device_(std::move(device)) {}
+
+  /// Adds a verification result; returns the row so that a timing can be attached.
+  Row& add(const std::string& variant, std::size_t size_bytes, bool passed, const std::string& check) {
+    rows_.push_back(Row{variant, size_bytes, passed, check});
+    return rows_.back();
+  }
+
+  /// The `cudaMemcpy` D2D bandwidth for copies of @p copy_bytes, measured once per process.
+  const Bandwidth& memcpy_baseline(std::size_t copy_bytes, int iters) {
+    if (!baseline_ || baseline_bytes_ != copy_bytes) {
+      baseline_ = measure_memcpy_d2d(copy_bytes, iters);
+      baseline_bytes_ = copy_bytes;
+    }
+    return *baseline_;
+  }
+
+  /// Attaches a timing to @p row; the ratio is against memcpy_baseline() of the same size.
+  void attach_timing(Row& row, const Bandwidth& measured, int iters) {
+    row.timed = true;
+    row.ms = measured.ms;
+    row.gbps = measured.gbps;
+    row.ratio = measured.gbps / memcpy_baseline(row.size_bytes, iters).gbps;
+  }
+
+  bool all_passed() const {
+    for (const Row& row : rows_) {
+      if (!row.passed) return false;
+    }
+    return !rows_.empty();
+  }
+  const std::vector<Row>& rows() const { return rows_; }
+
+  void print(std::ostream& out, Format format) const {
+    if (format == Format::csv) return print_csv(out);
+    if (format == Format::json) return print_json(out);
+    print_text(out);
+  }
+
+ private:
+  void print_text(std::ostream& out) const {
+    char line[256];
+    std::snprintf(line, sizeof line, "%-30s %-11s %-6s %10s %9s %9s\n", "variant", "size", "check", "median ms",
+                  "GB/s", "x memcpy");
+    out << line;
+    for (const Row& r : rows_) {
+      if (r.timed) {
+        std::snprintf(line, sizeof line, "%-30s %-11s %-6s %10.3f %9.1f %9.3f\n", r.variant.c_str(),
+                      format_size(r.size_bytes).c_str(), r.passed ? "pass" : "FAIL", r.ms, r.gbps, r.ratio);
+      } else {
+        std::snprintf(line, sizeof line, "%-30s %-11s %-6s %10s %9s %9s\n", r.variant.c_str(),
+                      format_size(r.size_bytes).c_str(), r.passed ? "pass" : "FAIL", "-", "-", "-");
+      }
+      out << line;
+    }
+    if (baseline_) {
+      std::snprintf(line, sizeof line, "%-30s %-11s %-6s %10.3f %9.1f %9.3f\n", "cudaMemcpy D2D (baseline)",
+                    format_size(baseline_bytes_).c_str(), "-", baseline_->ms, baseline_->gbps, 1.0);
+      out << line;
+      out << "GB/s counts bytes read plus bytes written; medians of the timed runs.\n";
+    }
+  }
+
+  void print_csv(std::ostream& out) const {
+    out << "# " << describe(device_) << '\n';
+    out << "chapter,variant,size_bytes,passed,median_ms,gbps,ratio_to_memcpy\n";
+    for (const Row& r : rows_) {
+      out << chapter_ << ',' << r.variant << ',' << r.size_bytes << ',' << (r.passed ? 1 : 0) << ',';
+      if (r.timed) {
+        out << r.ms << ',' << r.gbps << ',' << r.ratio;
+      } else {
+        out << ",,";
+      }
+      out << '\n';
+    }
+    if (baseline_) {
+      out << chapter_ << ",cudaMemcpy_d2d," << baseline_bytes_ << ",1," << baseline_->ms << ',' << baseline_->gbps
+          << ",1\n";
+    }
+  }
+
+  static std::string json_escape(const std::string& text) {
+    std::string escaped;
+    for (char c : text) {
+      if (c == '"' || c == '\\') escaped += '\\';
+      if (c == '\n') {
+        escaped += "\\n";
+        continue;
+      }
+      escaped += c;
+    }
+    return escaped;
+  }
+
+  void print_json(std::ostream& out) const {
+    out << "{\"chapter\":\"" << chapter_ << "\",\"device\":\"" << json_escape(describe(device_)) << "\",\"rows\":[";
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      const Row& r = rows_[i];
+      out << (i ? "," : "") << "{\"variant\":\"" << r.variant << "\",\"size_bytes\":" << r.size_bytes
+          << ",\"passed\":" << (r.passed ? "true" : "false") << ",\"check\":\"" << json_escape(r.check) << '"';
+      if (r.timed) out << ",\"median_ms\":" << r.ms << ",\"gbps\":" << r.gbps << ",\"ratio_to_memcpy\":" << r.ratio;
+      out << '}';
+    }
+    out << ']';
+    if (baseline_) {
+      out << ",\"memcpy_d2d\":{\"size_bytes\":" << baseline_bytes_ << ",\"median_ms\":" << baseline_->ms
+          << ",\"gbps\":" << baseline_->gbps << '}';
+    }
+    out << "}\n";
+  }
+
+  std::string chapter_;
+  DeviceInfo device_;
+  std::vector<Row> rows_;
+  std::optional<Bandwidth> baseline_;
+  std::size_t baseline_bytes_ = 0;
+};
+
+/// Names and summaries of a chapter's variant table (any struct with `name` and `summary`).
+template <class Table>
+std::vector<VariantInfo> variant_infos(const Table& table) {
+  std::vector<VariantInfo> infos;
+  for (const auto& v : table) infos.push_back({v.name, v.summary});
+  return infos;
+}
+
+/// True when @p name is selected by --variant (empty selects all).
+inline bool selected(const Options& opts, const std::string& name) {
+  return opts.variant.empty() || opts.variant == name;
+}
+
+/// Prints --help: usage, the variants from the table, and the size rule.
+inline void print_help(std::ostream& out, const ChapterInfo& info, const std::vector<VariantInfo>& variants) {
+  out << info.title << "\n\nusage: " << info.program
+      << " [--variant=NAME] [--size=N[K|M|G]] [--bench] [--iters=N] [--format=text|csv|json]\n\n"
+      << "variants (default: all):\n";
+  for (const VariantInfo& v : variants) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-28s %s\n", v.name.c_str(), v.summary.c_str());
+    out << line;
+  }
+  out << "\n--size defaults to " << format_size(info.verify_bytes) << " (" << format_size(info.bench_bytes)
+      << " with --bench). Exit codes: 0 pass, 1 fail, 2 usage, 77 skipped (GPU lacks a feature).\n";
+}
+
+/// Parses, validates and resolves the command line against the chapter. Throws UsageError.
+inline Options resolve_options(int argc, char** argv, const ChapterInfo& info,
+                               const std::vector<VariantInfo>& variants) {
+  Options opts = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+  if (!opts.variant.empty()) {
+    bool known = false;
+    std::string names;
+    for (const VariantInfo& v : variants) {
+      known = known || v.name == opts.variant;
+      names += (names.empty() ? "" : ", ") + v.name;
+    }
+    if (!known) throw UsageError("--variant must be one of: " + names + " (got '" + opts.variant + "')");
+  }
+  if (!opts.size_given) opts.size_bytes = opts.bench ? info.bench_bytes : info.verify_bytes;
+  if (info.size_rule) {
+    if (std::optional<std::string> broken = info.size_rule(opts.size_bytes)) throw UsageError(*broken);
+  }
+  return opts;
+}
+
+/// The whole life of a chapter program. `run(opts, report)` verifies (and times) the selected variants.
+template <class Table, class Run>
+int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& table, Run&& run) {
+  const std::vector<VariantInfo> variants = variant_infos(table);
+  Options opts;
+  try {
+    opts = resolve_options(argc, argv, info, variants);
+  } catch (const UsageError& error) {
+    std::cerr << info.program << ": " << error.what() << '\n';
+    return kExitUsage;
+  }
+  if (opts.help) {
+    print_help(std::cout, info, variants);
+    return kExitPass;
+  }
+  std::ostream& log = opts.format == Format::text ? std::cout : std::cerr;
+  log << info.title << '\n' << info.explanation << '\n';
+  if (info.host_model) info.host_model(log);
+
+  const DeviceInfo device = query_device();
+  if (std::optional<std::string> missing = unmet_requirement(info.requirement, device)) {
+    std::cout << "SKIPPED: " << info.program << ": " << *missing << '\n';
+    return kExitSkip;
+  }
+  log << "device: " << describe(device) << '\n';
+  if (opts.bench && working_set_too_small(opts.size_bytes, device.l2_bytes)) {
+    log << "note: --size " << format_size(opts.size_bytes) << " is under twice the L2 ("
+        << format_size(device.l2_bytes) << "): timings measure the cache, not device memory\n";
+  }
+  Report report(info.program, device);
+  try {
+    run(opts, report);
+  } catch (const std::exception& error) {
+    report.print(std::cout, opts.format);
+    std::cout << "FAILED: " << info.program << ": " << error.what() << '\n';
+    return kExitFail;
+  }
+  report.print(std::cout, opts.format);
+  const bool ok = report.all_passed();
+  for (const Row& row : report.rows()) {
+    if (!row.passed) log << "mismatch in " << row.variant << ": " << row.check << '\n';
+  }
+  log << (ok ? "PASSED: " : "FAILED: ") << info.program << '\n';
+  return ok ? kExitPass : kExitFail;
+}
+
+}  // namespace course

@@ -1,0 +1,93 @@
+#include "course/chapter.hpp"
+#include "course/cli.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using course::parse_options;
+using course::parse_size;
+using course::UsageError;
+
+TEST(HostCli, SizesWithUnits) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("64K"), 64u * 1024);
+  EXPECT_EQ(parse_size("4MiB"), 4u << 20);
+  EXPECT_EQ(parse_size("1G"), 1ull << 30);
+  EXPECT_EQ(parse_size("3GiB"), 3ull << 30);
+}
+
+TEST(HostCli, BadSizesNameTheRule) {
+  for (const char* bad : {"", "0", "-1", "4KB", "4 M", "M", "1.5G", "99999999999999999999G"}) {
+    try {
+      parse_size(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find("--size takes"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(HostCli, ParsesEveryOption) {
+  const course::Options o =
+      parse_options({"--variant=cg_memcpy_async", "--size=8M", "--iters=7", "--bench", "--format=json"});
+  EXPECT_EQ(o.variant, "cg_memcpy_async");
+  EXPECT_EQ(o.size_bytes, 8u << 20);
+  EXPECT_TRUE(o.size_given);
+  EXPECT_EQ(o.iters, 7);
+  EXPECT_TRUE(o.bench);
+  EXPECT_EQ(o.format, course::Format::json);
+  EXPECT_TRUE(parse_options({"--help"}).help);
+}
+
+TEST(HostCli, RejectsBadInput) {
+  EXPECT_THROW(parse_options({"--iters=0"}), UsageError);
+  EXPECT_THROW(parse_options({"--iters=x"}), UsageError);
+  EXPECT_THROW(parse_options({"--format=xml"}), UsageError);
+  EXPECT_THROW(parse_options({"--variant="}), UsageError);
+  EXPECT_THROW(parse_options({"--bench=1"}), UsageError);
+  EXPECT_THROW(parse_options({"--frobnicate"}), UsageError);
+}
+
+struct FakeVariant {
+  const char* name;
+  const char* summary;
+};
+const FakeVariant kTable[] = {{"alpha", "first"}, {"beta", "second"}};
+
+course::ChapterInfo fake_info() {
+  course::ChapterInfo info;
+  info.program = "fake";
+  info.verify_bytes = 4096;
+  info.bench_bytes = 1 << 20;
+  info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
+    if (bytes % 1024 != 0) return "--size must be a multiple of 1024 bytes";
+    return std::nullopt;
+  };
+  return info;
+}
+
+course::Options resolve(std::vector<const char*> args) {
+  args.insert(args.begin(), "fake");
+  return course::resolve_options(static_cast<int>(args.size()), const_cast<char**>(args.data()), fake_info(),
+                                 course::variant_infos(kTable));
+}
+
+TEST(HostCli, ResolvesDefaultsPerMode) {
+  EXPECT_EQ(resolve({}).size_bytes, 4096u);
+  EXPECT_EQ(resolve({"--bench"}).size_bytes, 1u << 20);
+  EXPECT_EQ(resolve({"--bench", "--size=8K"}).size_bytes, 8192u);
+}
+
+TEST(HostCli, UnknownVariantListsTheKnownOnes) {
+  try {
+    resolve({"--variant=gamma"});
+    FAIL() << "accepted an unknown variant";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("alpha, beta"), std::string::npos) << error.what();
+  }
+}
+
+TEST(HostCli, ChapterSizeRuleIsApplied) { EXPECT_THROW(resolve({"--size=1000"}), UsageError); }
+
+}  // namespace

@@ -1,0 +1,44 @@
+#include "course/chapter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace {
+
+course::Report sample() {
+  course::Report report("demo", course::DeviceInfo{});
+  report.add("fast", 4096, true, "all 1024 elements match");
+  report.add("broken", 4096, false, "3 of 1024 elements differ (3 never written)");
+  return report;
+}
+
+TEST(HostReport, FailureOfOneVariantFailsTheRun) {
+  EXPECT_FALSE(sample().all_passed());
+  course::Report empty("demo", course::DeviceInfo{});
+  EXPECT_FALSE(empty.all_passed());  // a run that checked nothing did not pass
+}
+
+TEST(HostReport, CsvHasAHeaderAndOneLinePerVariant) {
+  std::ostringstream out;
+  sample().print(out, course::Format::csv);
+  EXPECT_NE(out.str().find("chapter,variant,size_bytes,passed,median_ms,gbps,ratio_to_memcpy\n"), std::string::npos);
+  EXPECT_NE(out.str().find("demo,fast,4096,1,,,\n"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("demo,broken,4096,0,,,\n"), std::string::npos) << out.str();
+}
+
+TEST(HostReport, JsonIsOneObject) {
+  std::ostringstream out;
+  sample().print(out, course::Format::json);
+  const std::string json = out.str();
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_NE(json.find("\"variant\":\"broken\",\"size_bytes\":4096,\"passed\":false"), std::string::npos) << json;
+}
+
+TEST(HostReport, TextMarksFailures) {
+  std::ostringstream out;
+  sample().print(out, course::Format::text);
+  EXPECT_NE(out.str().find("FAIL"), std::string::npos);
+}
+
+}  // namespace
