@@ -51,6 +51,9 @@ function(course_add_chapter)
     COMMENT "PTX of ${chapter} for ${ptx_arch}"
     VERBATIM)
   add_custom_target(${chapter}_ptx ALL DEPENDS "${ptx}")
+  # Host tests may inspect the PTX of individual kernels (course/testing.hpp: ptx_kernel_body).
+  add_dependencies(${chapter}_test ${chapter}_ptx)
+  target_compile_definitions(${chapter}_test PRIVATE COURSE_PTX_FILE="${ptx}")
 
   string(REPLACE ";" "~~" ptx_expect "${ARG_PTX_EXPECT}")
   string(REPLACE ";" "~~" ptx_reject "${ARG_PTX_REJECT}")

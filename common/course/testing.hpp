@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include "course/device.hpp"
 
 namespace course {
@@ -26,5 +30,28 @@ class GpuTest : public ::testing::Test {
   Requirement requirement_;
   DeviceInfo device_;
 };
+
+/// The whole text of @p path, or "" when it cannot be read.
+inline std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The body of the first PTX entry whose (mangled) name contains @p name_part, from its
+/// `.entry` line to the closing brace at the start of a line; "" when there is none.
+inline std::string ptx_kernel_body(const std::string& ptx, const std::string& name_part) {
+  std::size_t pos = 0;
+  while ((pos = ptx.find(".entry ", pos)) != std::string::npos) {
+    const std::size_t line_end = ptx.find('\n', pos);
+    if (ptx.substr(pos, line_end - pos).find(name_part) != std::string::npos) {
+      const std::size_t end = ptx.find("\n}", line_end);
+      return ptx.substr(pos, end == std::string::npos ? std::string::npos : end - pos + 2);
+    }
+    pos = line_end;
+  }
+  return "";
+}
 
 }  // namespace course
