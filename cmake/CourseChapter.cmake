@@ -3,7 +3,8 @@
 #   course_add_chapter(
 #     PROGRAM      sync_copy        # sync_copy.cu (program) and sync_copy_test.cu (GoogleTest)
 #     MIN_ARCH     80               # compute capability needed: 75, 80, 90 or 90a
-#     PTX_EXPECT   "cp\\.async"     # regexes that must appear in the chapter's PTX
+#     PTX_ARCHS    90               # more architectures to emit PTX for (host tests may read it)
+#     PTX_EXPECT   "cp\\.async"     # regexes that must appear in the PTX for MIN_ARCH
 #     PTX_REJECT   ...              # regexes that must not
 #     SASS_EXPECT  "LDGSTS"         # regexes that must appear in the machine code (needs cuobjdump)
 #     SASS_REJECT  ...)
@@ -16,7 +17,7 @@ set(COURSE_SKIP_RETURN_CODE 77)
 set(COURSE_CHECK_CODE_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/CourseCheckCode.cmake")
 
 function(course_add_chapter)
-  cmake_parse_arguments(ARG "" "PROGRAM;MIN_ARCH" "PTX_EXPECT;PTX_REJECT;SASS_EXPECT;SASS_REJECT" ${ARGN})
+  cmake_parse_arguments(ARG "" "PROGRAM;MIN_ARCH" "PTX_ARCHS;PTX_EXPECT;PTX_REJECT;SASS_EXPECT;SASS_REJECT" ${ARGN})
   get_filename_component(chapter "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
   set(source "${CMAKE_CURRENT_SOURCE_DIR}/${ARG_PROGRAM}.cu")
   set(test_source "${CMAKE_CURRENT_SOURCE_DIR}/${ARG_PROGRAM}_test.cu")
@@ -41,19 +42,24 @@ function(course_add_chapter)
     SKIP_RETURN_CODE ${COURSE_SKIP_RETURN_CODE}
     TIMEOUT ${COURSE_TEST_TIMEOUT})
 
-  # PTX for the chapter's minimum architecture, generated at build time on any machine.
-  set(ptx_arch "compute_${ARG_MIN_ARCH}")
-  set(ptx "${CMAKE_CURRENT_BINARY_DIR}/${ARG_PROGRAM}.ptx")
-  add_custom_command(OUTPUT "${ptx}"
-    COMMAND "${CMAKE_CUDA_COMPILER}" -std=c++17 -ptx -arch=${ptx_arch} -DCOURSE_NO_MAIN
-            -I "${PROJECT_SOURCE_DIR}/common" "${source}" -o "${ptx}"
-    DEPENDS "${source}"
-    COMMENT "PTX of ${chapter} for ${ptx_arch}"
-    VERBATIM)
-  add_custom_target(${chapter}_ptx ALL DEPENDS "${ptx}")
-  # Host tests may inspect the PTX of individual kernels (course/testing.hpp: ptx_kernel_body).
+  # PTX, generated at build time on any machine: for the chapter's minimum architecture and
+  # for each of PTX_ARCHS (library code can take another path per architecture). Host tests
+  # inspect individual kernels in COURSE_PTX_DIR/<program>.compute_<arch>.ptx.
+  set(ptx_files "")
+  foreach(arch IN LISTS ARG_MIN_ARCH ARG_PTX_ARCHS)
+    set(file "${CMAKE_CURRENT_BINARY_DIR}/${ARG_PROGRAM}.compute_${arch}.ptx")
+    add_custom_command(OUTPUT "${file}"
+      COMMAND "${CMAKE_CUDA_COMPILER}" -std=c++17 -ptx -arch=compute_${arch} -DCOURSE_NO_MAIN
+              -I "${PROJECT_SOURCE_DIR}/common" "${source}" -o "${file}"
+      DEPENDS "${source}"
+      COMMENT "PTX of ${chapter} for compute_${arch}"
+      VERBATIM)
+    list(APPEND ptx_files "${file}")
+  endforeach()
+  list(GET ptx_files 0 ptx)
+  add_custom_target(${chapter}_ptx ALL DEPENDS ${ptx_files})
   add_dependencies(${chapter}_test ${chapter}_ptx)
-  target_compile_definitions(${chapter}_test PRIVATE COURSE_PTX_FILE="${ptx}")
+  target_compile_definitions(${chapter}_test PRIVATE COURSE_PTX_DIR="${CMAKE_CURRENT_BINARY_DIR}")
 
   string(REPLACE ";" "~~" ptx_expect "${ARG_PTX_EXPECT}")
   string(REPLACE ";" "~~" ptx_reject "${ARG_PTX_REJECT}")

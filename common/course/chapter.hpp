@@ -82,6 +82,7 @@ class Report {
 
   /// Attaches a timing to @p row; the ratio is against memcpy_baseline() of the same size.
   void attach_timing(Row& row, const Bandwidth& measured, int iters) {
+    iters_ = iters;
     row.timed = true;
     row.ms = measured.ms;
     row.gbps = measured.gbps;
@@ -122,12 +123,13 @@ class Report {
       std::snprintf(line, sizeof line, "%-30s %-11s %-6s %10.3f %9.1f %9.3f\n", "cudaMemcpy D2D (baseline)",
                     format_size(baseline_bytes_).c_str(), "-", baseline_->ms, baseline_->gbps, 1.0);
       out << line;
-      out << "GB/s counts bytes read plus bytes written; medians of the timed runs.\n";
+      out << "GB/s counts bytes read plus bytes written; medians of " << iters_ << " timed runs.\n";
     }
   }
 
   void print_csv(std::ostream& out) const {
     out << "# " << describe(device_) << '\n';
+    if (iters_ > 0) out << "# iters=" << iters_ << '\n';
     out << "chapter,variant,size_bytes,passed,median_ms,gbps,ratio_to_memcpy\n";
     for (const Row& r : rows_) {
       out << chapter_ << ',' << r.variant << ',' << r.size_bytes << ',' << (r.passed ? 1 : 0) << ',';
@@ -179,6 +181,7 @@ class Report {
   std::vector<Row> rows_;
   std::optional<Bandwidth> baseline_;
   std::size_t baseline_bytes_ = 0;
+  int iters_ = 0;
 };
 
 /// Names and summaries of a chapter's variant table (any struct with `name` and `summary`).

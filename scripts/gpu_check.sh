@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# Checks the course on a GPU machine and writes the evidence to OUTDIR.
+#
+#   scripts/gpu_check.sh OUTDIR [--quick]
+#
+# Steps (each logged to OUTDIR/<step>.log; a failing step does not stop the others):
+#   configure, build   Release build in build-gpu/ (Ninja when installed)
+#   tests              every CTest test; JUnit in OUTDIR/tests.junit.xml
+#   bench              every chapter with --bench --format=csv -> bench_<chapter>.csv
+#                      (chapter default size, 1 GiB; --quick uses --size=64M)
+#   sanitizer          compute-sanitizer memcheck, racecheck, synccheck, initcheck on every
+#                      chapter at its default verify size -> sanitizer_<tool>_<chapter>.log
+#   ncu                for chapters with ncu_metrics.txt (lines "<args>|<metric,metric>")
+# OUTDIR/summary.md collects it all and is printed last. Exit status 0 only if no step failed;
+# a chapter or test that skips (exit 77: the GPU lacks a feature, or a tool is missing) is
+# listed but is not a failure.
+set -uo pipefail
+
+usage() { echo "usage: $0 OUTDIR [--quick]" >&2; exit 2; }
+outdir="" quick=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    -*) usage ;;
+    *) if [[ -z $outdir ]]; then outdir=$arg; else usage; fi ;;
+  esac
+done
+[[ -n $outdir ]] || usage
+mkdir -p "$outdir" && outdir=$(cd "$outdir" && pwd) || exit 2
+rm -f "$outdir"/bench_* "$outdir"/sanitizer_* "$outdir"/ncu_*  # nothing stale from an earlier run
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 2
+build="build-gpu"
+run_timeout=600                  # seconds, per program run
+tools=(memcheck racecheck synccheck initcheck)
+
+steps=()
+declare -A status note
+record() {  # record STEP pass|fail|skip [note]
+  steps+=("$1"); status[$1]=$2; note[$1]=${3:-}
+  echo "==> $1: $2${3:+ ($3)}"
+}
+combine() {  # status of a step from its parts: fail if any failed, skip if all skipped
+  local s all_skip=1
+  for s in "$@"; do
+    [[ $s == fail ]] && { echo fail; return; }
+    [[ $s == skip ]] || all_skip=0
+  done
+  ((all_skip)) && echo skip || echo pass
+}
+join() {  # join ITEM... with "; "
+  local out="" item
+  for item in "$@"; do out+="${out:+; }$item"; done
+  echo "$out"
+}
+tool_dirs=(/usr/local/cuda/bin)  # where CUDA tools are looked for after PATH
+find_tool() {
+  local dir
+  command -v "$1" 2>/dev/null && return 0
+  for dir in "${tool_dirs[@]}"; do
+    [[ -x $dir/$1 ]] && { echo "$dir/$1"; return 0; }
+  done
+  return 1
+}
+
+# The chapters: folders NN_topic with a course_add_chapter(PROGRAM name ...) call.
+chapters=()
+declare -A program
+for dir in [0-9][0-9]_*/; do
+  ch=${dir%/}
+  [[ $ch =~ ^[0-9][0-9]_ && -f $ch/CMakeLists.txt ]] || continue
+  name=$(sed -n 's/.*PROGRAM[[:space:]]\{1,\}\([A-Za-z0-9_]\{1,\}\).*/\1/p' "$ch/CMakeLists.txt" | head -n1)
+  [[ -n $name ]] || continue
+  chapters+=("$ch"); program[$ch]=$build/$ch/$name
+done
+echo "==> chapters: ${chapters[*]:-none}"
+
+# a. configure and build
+generator=()
+[[ ! -f $build/CMakeCache.txt ]] && command -v ninja >/dev/null && generator=(-G Ninja)
+if cmake -S . -B "$build" ${generator[@]+"${generator[@]}"} -DCMAKE_BUILD_TYPE=Release >"$outdir/configure.log" 2>&1; then
+  record configure pass
+else
+  record configure fail "see configure.log"
+fi
+nvcc_path=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)
+[[ -n $nvcc_path && $(dirname "$nvcc_path") != /usr/local/cuda/bin ]] && tool_dirs=("$(dirname "$nvcc_path")" "${tool_dirs[@]}")
+if cmake --build "$build" -j "$(nproc)" >"$outdir/build.log" 2>&1; then
+  record build pass
+else
+  record build fail "see build.log"
+fi
+
+# b. tests
+ctest --test-dir "$build" --output-on-failure -j4 --no-tests=error \
+  --output-junit "$outdir/tests.junit.xml" >"$outdir/tests.log" 2>&1
+tests_rc=$?
+total=$(sed -n 's/.*tests failed out of \([0-9]\{1,\}\).*/\1/p' "$outdir/tests.log" | tail -n1)
+failed=$(sed -n 's/.*tests passed, \([0-9]\{1,\}\) tests\{0,1\} failed out of.*/\1/p' "$outdir/tests.log" | tail -n1)
+skipped=$(grep -c '^[[:space:]]*[0-9]\{1,\} - .* (Skipped)$' "$outdir/tests.log")
+if [[ -n $total && -n $failed ]]; then
+  tests_line="$((total - failed - skipped)) passed, $failed failed, $skipped skipped (of $total)"
+else
+  tests_line="no test summary in tests.log"
+fi
+record tests "$([[ $tests_rc == 0 ]] && echo pass || echo fail)" "$tests_line"
+# shellcheck disable=SC2016  # the backquotes are markdown
+failed_tests=$(sed -n '/^The following tests FAILED:/,/^$/s/^[[:space:]]*[0-9]\{1,\} - \(.*\) (\(.*\))$/- `\1` (\2)/p' \
+  "$outdir/tests.log" | sed 's/ *# GetParam[^`]*`/`/')
+# Skipped tests grouped by the reason they printed (gtest's "Skipped" line, or "SKIPPED: ...").
+skip_reasons=$(awk '
+  /<testcase / { match($0, /name="[^"]*"/); name = substr($0, RSTART + 6, RLENGTH - 7)
+                 sub(/ +# GetParam.*/, "", name); skipped = 0; reason = ""; take = 0 }
+  /<skipped message="SKIP_/ { skipped = 1 }  # a skip code or message, not a missing executable
+  skipped && take { reason = $0; take = 0 }
+  skipped && /: Skipped$/ { take = 1 }
+  skipped && /SKIPPED: / && reason == "" { reason = $0; sub(/.*SKIPPED: /, "", reason) }
+  /<\/testcase>/ && skipped { if (reason == "") reason = "no reason printed"
+                              if (!(reason in names)) order[++n] = reason
+                              if (++count[reason] <= 8) names[reason] = names[reason] (count[reason] > 1 ? ", " : "") "`" name "`" }
+  END { for (i = 1; i <= n; i++) { r = order[i]; more = count[r] > 8 ? sprintf(" and %d more", count[r] - 8) : ""
+                                   printf "- %s (%d): %s%s\n", r, count[r], names[r], more } }
+' "$outdir/tests.junit.xml" 2>/dev/null)
+
+# c. benches
+size_args=()
+((quick)) && size_args=(--size=64M)
+bench_parts=() bench_notes=()
+for ch in "${chapters[@]}"; do
+  csv=$outdir/bench_$ch.csv log=$outdir/bench_$ch.log
+  if [[ ! -x ${program[$ch]} ]]; then
+    echo "not built: ${program[$ch]}" >"$log"; : >"$csv"; bench_parts+=(fail); bench_notes+=("$ch not built"); continue
+  fi
+  timeout "$run_timeout" "${program[$ch]}" --bench --format=csv ${size_args[@]+"${size_args[@]}"} >"$csv" 2>"$log"
+  case $? in
+    0) bench_parts+=(pass) ;;
+    77) bench_parts+=(skip); bench_notes+=("$ch skipped: $(grep -h -m1 '^SKIPPED:' "$csv" "$log" | sed 's/^SKIPPED: //')") ;;
+    *) bench_parts+=(fail); bench_notes+=("$ch failed (see bench_$ch.log)") ;;
+  esac
+done
+record bench "$(combine ${bench_parts[@]+"${bench_parts[@]}"})" "$(join ${bench_notes[@]+"${bench_notes[@]}"})"
+
+# d. compute-sanitizer
+# A chapter may list reports a tool makes on correct code (NN_topic/sanitizer_known.txt, lines
+# "tool variant message | reason"). For such a tool the chapter runs one variant at a time: a
+# listed variant passes only if the program passes and every error the tool prints is the
+# listed message; every other variant must be clean. Known reports appear in the summary.
+declare -A sanitizer
+sanitizer_parts=() sanitizer_notes=() sanitizer_known=()
+sanitize() {  # sanitize TOOL CHAPTER LOG [ARGS...] -> sets rc, errors
+  local tool=$1 ch=$2 log=$3; shift 3
+  timeout "$run_timeout" "$sanitizer_bin" --tool "$tool" --error-exitcode 1 "${program[$ch]}" "$@" >"$log" 2>&1
+  rc=$?
+  errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]\{1,\}\) error.*/\1/p; s/.*RACECHECK SUMMARY: .*(\([0-9]\{1,\}\) error.*/\1/p' "$log" | tail -n1)
+}
+cell_of() {  # cell_of RC ERRORS -> sets cell, part
+  case $1 in
+    0) cell=clean; part=pass ;;
+    77) cell=skip; part=skip ;;
+    124) cell="timeout (${run_timeout} s)"; part=fail ;;
+    *) if [[ -n $2 && $2 != 0 ]]; then cell="$2 errors"; else cell="program failed (exit $1)"; fi; part=fail ;;
+  esac
+}
+if sanitizer_bin=$(find_tool compute-sanitizer); then
+  for tool in "${tools[@]}"; do
+    for ch in "${chapters[@]}"; do
+      log=$outdir/sanitizer_${tool}_$ch.log
+      if [[ ! -x ${program[$ch]} ]]; then
+        sanitizer[$tool,$ch]="not built"; sanitizer_parts+=(fail); sanitizer_notes+=("$ch not built"); echo "not built" >"$log"; continue
+      fi
+      known_file=$root/$ch/sanitizer_known.txt
+      if [[ ! -f $known_file ]] || ! grep -q "^$tool " "$known_file"; then
+        sanitize "$tool" "$ch" "$log"
+        cell_of "$rc" "$errors"
+        sanitizer[$tool,$ch]=$cell; sanitizer_parts+=("$part")
+        [[ $part == fail ]] && sanitizer_notes+=("$tool $ch: $cell")
+        continue
+      fi
+      : >"$log"
+      worst=pass cell=clean known_count=0
+      for variant in $("${program[$ch]}" --help | awk '/^variants/{v=1; next} v && /^  [a-z0-9_]+ /{print $1} /^$/{if (v) exit}'); do
+        vlog=$outdir/sanitizer_${tool}_${ch}_$variant.tmp
+        sanitize "$tool" "$ch" "$vlog" --variant="$variant"
+        entry=$(awk -v t="$tool" -v v="$variant" '$1 == t && $2 == v {sub(/^[^ ]+ [^ ]+ /, ""); print; exit}' "$known_file")
+        { echo "##### --variant=$variant (exit $rc)"; cat "$vlog"; } >>"$log"
+        if [[ -n $entry && $rc == 1 ]]; then
+          message=${entry%% | *} reason=${entry#* | }
+          headlines=$(grep -E '^========= [A-Z][^:]* (error|hazard)s? detected' "$vlog" | sort -u)
+          if grep -q '^PASSED: ' "$vlog" && [[ -n $headlines ]] && ! grep -qvF "$message" <<<"$headlines"; then
+            known_count=$((known_count + 1))
+            sanitizer_known+=("$tool $ch --variant=$variant: \"$message\" ($errors reports): $reason")
+            rm -f "$vlog"; continue
+          fi
+        fi
+        rm -f "$vlog"
+        cell_of "$rc" "$errors"
+        if [[ $part == fail ]]; then worst=fail; sanitizer_notes+=("$tool $ch --variant=$variant: $cell"); fi
+        [[ $part == skip && $worst == pass ]] && worst=skip
+      done
+      case $worst in pass) cell=clean ;; skip) cell=skip ;; fail) cell="errors (see log)" ;; esac
+      (( known_count > 0 )) && cell+=" ($known_count known)"
+      sanitizer[$tool,$ch]=$cell; sanitizer_parts+=("$worst")
+    done
+  done
+  record sanitizer "$(combine ${sanitizer_parts[@]+"${sanitizer_parts[@]}"})" \
+    "$(join ${sanitizer_notes[@]+"${sanitizer_notes[@]}"})"
+else
+  for tool in "${tools[@]}"; do for ch in "${chapters[@]}"; do sanitizer[$tool,$ch]="not installed"; done; done
+  record sanitizer fail "compute-sanitizer is not installed: not on PATH nor in $(join "${tool_dirs[@]}")"
+fi
+
+# e. ncu, for chapters that ask for it
+ncu_parts=() ncu_notes=()
+for ch in "${chapters[@]}"; do
+  [[ -f $ch/ncu_metrics.txt ]] || continue
+  if ! ncu_bin=$(find_tool ncu); then ncu_parts+=(skip); ncu_notes+=("$ch: ncu not installed"); continue; fi
+  n=0
+  while IFS='|' read -r args metrics; do
+    [[ -z ${metrics:-} || $args == \#* ]] && continue  # blank lines and comments
+    n=$((n + 1)); log=$outdir/ncu_${ch}_$n.log
+    read -ra argv <<<"$args"
+    timeout "$run_timeout" "$ncu_bin" --metrics "$metrics" "${program[$ch]}" ${argv[@]+"${argv[@]}"} >"$log" 2>&1
+    case $? in
+      0) ncu_parts+=(pass); ncu_notes+=("$ch: ncu_${ch}_$n.log") ;;
+      77) ncu_parts+=(skip); ncu_notes+=("$ch: skipped (ncu_${ch}_$n.log)") ;;
+      *) ncu_parts+=(fail); ncu_notes+=("$ch: failed (ncu_${ch}_$n.log)") ;;
+    esac
+  done <"$ch/ncu_metrics.txt"
+done
+if ((${#ncu_parts[@]} == 0)); then
+  record ncu skip "no chapter has ncu_metrics.txt"
+else
+  record ncu "$(combine "${ncu_parts[@]}")" "$(join "${ncu_notes[@]}")"
+fi
+
+# f. summary
+overall=pass
+for s in "${steps[@]}"; do [[ ${status[$s]} == fail ]] && overall=fail; done
+summary=$outdir/summary.md
+{
+  echo "# GPU check: $( [[ $overall == pass ]] && echo PASSED || echo FAILED )"
+  echo
+  if commit=$(git rev-parse --short HEAD 2>/dev/null); then
+    git diff --quiet HEAD 2>/dev/null || commit+=" (with uncommitted changes)"
+  else
+    commit="unknown (not a git checkout)"
+  fi
+  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $commit"
+  if smi=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader 2>/dev/null); then
+    while IFS=',' read -r gpu driver sm sm_max mem; do
+      echo "- GPU: $gpu, driver${driver}, SM clock${sm} (max${sm_max}), memory clock${mem}"
+    done <<<"$smi"
+  else
+    echo "- GPU: nvidia-smi not available or no GPU visible"
+  fi
+  nvcc_bin=$(find_tool nvcc) && echo "- nvcc: $("$nvcc_bin" --version | grep -m1 -i 'release')" || echo "- nvcc: not found"
+  echo "- cmake: $(cmake --version | head -n1)"
+  device_line=$(sed -n 's/^# //p' "$outdir"/bench_*.csv 2>/dev/null | head -n1)
+  [[ -n $device_line ]] && echo "- device as the programs see it: $device_line"
+  ((quick)) && echo "- quick run: benches at --size=64M"
+  echo
+  echo "| step | status | note |"
+  echo "| --- | --- | --- |"
+  for s in "${steps[@]}"; do echo "| $s | ${status[$s]} | ${note[$s]} |"; done
+  echo
+  echo "Tests: $tests_line (tests.log, tests.junit.xml)"
+  [[ -n $failed_tests ]] && { echo; echo "Failed tests:"; echo; echo "$failed_tests"; }
+  [[ -n $skip_reasons ]] && { echo; echo "Skipped tests, by reason:"; echo; echo "$skip_reasons"; }
+  echo
+  echo "## compute-sanitizer"
+  echo
+  header="| chapter |" rule="| --- |"
+  for tool in "${tools[@]}"; do header+=" $tool |"; rule+=" --- |"; done
+  echo "$header"; echo "$rule"
+  for ch in "${chapters[@]}"; do
+    row="| $ch |"
+    for tool in "${tools[@]}"; do row+=" ${sanitizer[$tool,$ch]} |"; done
+    echo "$row"
+  done
+  echo
+  if (( ${#sanitizer_known[@]} > 0 )); then
+    echo "Known reports on correct code (listed in the chapter's sanitizer_known.txt; every other variant is clean):"
+    for k in "${sanitizer_known[@]}"; do echo "- $k"; done
+    echo
+  fi
+  echo "## Bandwidth (GB/s counts bytes read plus bytes written)"
+  echo
+  echo "| chapter | variant | size | median ms | GB/s | × cudaMemcpy |"
+  echo "| --- | --- | --- | ---: | ---: | ---: |"
+  rows=$(for ch in "${chapters[@]}"; do
+    awk -F, -v ch="$ch" '
+      function human(b) { return b >= 2^30 ? sprintf("%g GiB", b / 2^30) : b >= 2^20 ? sprintf("%g MiB", b / 2^20) : sprintf("%g KiB", b / 2^10) }
+      NF == 7 && $1 != "chapter" && $0 !~ /^#/ {
+        timed = $6 != ""
+        printf "| %s | %s | %s | %s | %s | %s |\n", ch, ($2 == "cudaMemcpy_d2d" ? "cudaMemcpy D2D (baseline)" : $2), human($3),
+          (timed ? sprintf("%.3f", $5) : "-"), (timed ? sprintf("%.1f", $6) : "-"),
+          (timed ? sprintf("%.3f", $7) : ($4 == 1 ? "-" : "FAILED"))
+      }' "$outdir/bench_$ch.csv" 2>/dev/null
+  done)
+  echo "${rows:-| (no chapter was timed) | | | | | |}"
+  echo
+  echo "Chapter pages: \`scripts/update_results.py $outdir\` writes these tables into each README.md."
+  echo
+  echo "Logs: $outdir"
+} >"$summary"
+cat "$summary"
+[[ $overall == pass ]]

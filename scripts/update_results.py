@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Writes measured bandwidth into each chapter's README.md.
+
+    scripts/update_results.py RESULTS_DIR [--check] [--root DIR]
+
+Reads RESULTS_DIR/bench_<chapter>.csv, as written by `scripts/gpu_check.sh RESULTS_DIR`
+(a chapter program's `--bench --format=csv` report: a '# <device>' line, a header, one row
+per variant and a last row for the cudaMemcpy_d2d baseline), and replaces the lines between
+`<!-- results:begin -->` and `<!-- results:end -->` in <chapter>/README.md with a table.
+Chapters whose README has no markers are left untouched. --check writes nothing and exits 1
+if any README would change. --root is the repository (default: the one holding this script).
+"""
+import argparse
+import csv
+import re
+import sys
+from pathlib import Path
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+HEADER = ["chapter", "variant", "size_bytes", "passed", "median_ms", "gbps", "ratio_to_memcpy"]
+BASELINE = "cudaMemcpy_d2d"
+
+
+def human_size(num_bytes):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if num_bytes >= scale:
+            return f"{num_bytes / scale:g} {unit}"
+    return f"{num_bytes} B"
+
+
+class Skipped(Exception):
+    """The chapter skipped on the machine that measured (its GPU lacks a feature)."""
+
+
+def read_report(path):
+    """Returns (device line, iterations or None, rows as dicts).
+
+    Raises Skipped for a chapter that skipped, ValueError for a report that cannot be published."""
+    device, iters, rows, header_seen = None, None, [], False
+    for line in path.read_text().splitlines():
+        if line.startswith("SKIPPED:") and not rows:
+            raise Skipped(line[len("SKIPPED:"):].strip())
+        if line.startswith("#"):
+            comment = line[1:].strip()
+            match = re.search(r"\b(?:iters|iterations)\s*[=:]\s*(\d+)|\bmedian of (\d+)", comment)
+            if match:
+                iters = int(match.group(1) or match.group(2))
+            elif device is None:
+                device = comment
+        elif line.startswith("chapter,variant,"):
+            if line.split(",") != HEADER:
+                raise ValueError(f"unexpected header: {line}")
+            header_seen = True
+        elif header_seen and line.count(",") == len(HEADER) - 1:
+            rows.append(dict(zip(HEADER, next(csv.reader([line])))))
+    if not rows:
+        raise ValueError("no result rows (the chapter skipped or failed; see its bench log)")
+    for row in rows:
+        if row["passed"] != "1" or not row["gbps"]:
+            raise ValueError(f"variant {row['variant']} failed verification or was not timed")
+    if rows[-1]["variant"] != BASELINE:
+        raise ValueError(f"the last row is not the {BASELINE} baseline")
+    return device, iters, rows
+
+
+def results_block(device, iters, rows):
+    lines = ["| variant | GB/s | × cudaMemcpy D2D | median ms |", "| --- | ---: | ---: | ---: |"]
+    for row in rows:
+        name = "cudaMemcpy D2D (baseline)" if row["variant"] == BASELINE else f"`{row['variant']}`"
+        lines.append(f"| {name} | {float(row['gbps']):.1f} | {float(row['ratio_to_memcpy']):.2f} | "
+                     f"{float(row['median_ms']):.3f} |")
+    sizes = ", ".join(dict.fromkeys(human_size(int(row["size_bytes"])) for row in rows))
+    runs = f", median of {iters} runs" if iters else ""
+    lines += ["", f"Measured on {device or 'an unrecorded device'}, size {sizes}{runs}; GB/s counts bytes read "
+              "plus bytes written. Regenerate with `scripts/update_results.py <dir>` after "
+              "`scripts/gpu_check.sh <dir>`."]
+    return lines
+
+
+def replace_block(text, block):
+    """Returns text with the lines between the markers replaced, or None if the markers are missing."""
+    lines = text.splitlines()
+    stripped = [line.strip() for line in lines]
+    if BEGIN not in stripped or END not in stripped:
+        return None
+    begin = stripped.index(BEGIN)
+    end = stripped.index(END, begin + 1) if END in stripped[begin + 1:] else None
+    if end is None:
+        return None
+    new_lines = lines[: begin + 1] + [""] + block + [""] + lines[end:]
+    return "\n".join(new_lines) + ("\n" if text.endswith("\n") else "")
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Write bench results into the chapter READMEs.")
+    parser.add_argument("results_dir", type=Path, help="the OUTDIR of scripts/gpu_check.sh")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a README would change")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="repository root (default: %(default)s)")
+    args = parser.parse_args()
+
+    reports = sorted(args.results_dir.glob("bench_*.csv"))
+    if not reports:
+        print(f"no bench_*.csv in {args.results_dir}", file=sys.stderr)
+        return 1
+    problems, stale = 0, []
+    for report in reports:
+        chapter = report.stem[len("bench_"):]
+        readme = args.root / chapter / "README.md"
+        try:
+            device, iters, rows = read_report(report)
+        except Skipped as reason:
+            print(f"{chapter}: skipped on the measuring machine ({reason}); README.md left untouched")
+            continue
+        except ValueError as error:
+            print(f"{chapter}: not updated: {report.name}: {error}", file=sys.stderr)
+            problems += 1
+            continue
+        if not readme.is_file():
+            print(f"{chapter}: no README.md at {readme}; skipped")
+            continue
+        old = readme.read_text()
+        new = replace_block(old, results_block(device, iters, rows))
+        if new is None:
+            print(f"{chapter}: README.md has no '{BEGIN}' ... '{END}' lines; left untouched")
+        elif new == old:
+            print(f"{chapter}: README.md already up to date")
+        elif args.check:
+            print(f"{chapter}: README.md would change")
+            stale.append(chapter)
+        else:
+            readme.write_text(new)
+            print(f"{chapter}: README.md updated ({len(rows) - 1} variants and the baseline)")
+    return 1 if problems or stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
