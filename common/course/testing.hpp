@@ -7,6 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -30,6 +35,20 @@ class GpuTest : public ::testing::Test {
   Requirement requirement_;
   DeviceInfo device_;
 };
+
+/// For a death test's child process: sends device `printf` output (stdout) to stderr, where
+/// the death test reads it, runs @p launch, synchronises and exits 1 naming the CUDA error,
+/// or 0 if the kernel finished.
+template <class Launch>
+[[noreturn]] void run_and_exit(Launch&& launch) {
+  std::fflush(stdout);
+  dup2(2, 1);
+  launch();
+  const cudaError_t status = cudaDeviceSynchronize();
+  std::fprintf(stderr, "synchronize: %s\n", cudaGetErrorName(status));
+  std::fflush(stderr);
+  std::_Exit(status == cudaSuccess ? 0 : 1);
+}
 
 /// The whole text of @p path, or "" when it cannot be read.
 inline std::string read_text_file(const std::string& path) {
@@ -55,3 +74,19 @@ inline std::string ptx_kernel_body(const std::string& ptx, const std::string& na
 }
 
 }  // namespace course
+
+/// Expects @p launch_statement (which launches a deliberately broken kernel) to be stopped
+/// by a bounded wait (course/wait.cuh): the child process fails with a diagnosis that matches
+/// @p diagnosis_regex, and it does so within @p seconds, not by hanging until a timeout.
+/// Runs in a re-executed child ("threadsafe" death tests), so the trapped CUDA context
+/// never touches the test process.
+#define COURSE_EXPECT_DIAGNOSED_HANG(launch_statement, diagnosis_regex, seconds)                       \
+  do {                                                                                                 \
+    GTEST_FLAG_SET(death_test_style, "threadsafe");                                                    \
+    const auto course_started = std::chrono::steady_clock::now();                                      \
+    EXPECT_EXIT(::course::run_and_exit([&] { launch_statement; }), ::testing::ExitedWithCode(1),      \
+                diagnosis_regex);                                                                      \
+    const double course_elapsed =                                                                      \
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - course_started).count();     \
+    EXPECT_LT(course_elapsed, (seconds)) << "the broken kernel was not stopped in time";              \
+  } while (0)

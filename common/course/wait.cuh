@@ -1,0 +1,107 @@
+/// @file
+/// @brief Bounded device-side waits: a wait that can never finish is diagnosed, never a hang.
+///
+/// A wrong arrival count, byte count or parity leaves a barrier wait spinning
+/// forever. These waits behave like the library's own (`bar.wait(token)`,
+/// `bar.wait_parity(p)`, `mbarrier.try_wait.parity`, `pipeline.consumer_wait()`)
+/// until COURSE_WAIT_LIMIT_NS nanoseconds have passed; then one thread of the grid
+/// prints which barrier, stage and phase it was waiting on, and every stuck thread
+/// executes `trap`. The host sees `cudaErrorLaunchFailure` at its next synchronisation.
+///
+/// This is safety scaffolding, not subject matter: chapters call these exactly where
+/// they would call the plain wait, so the wait stays visible in the kernel.
+#pragma once
+
+#include <cuda/barrier>
+#include <cuda/pipeline>
+#include <cuda/ptx>
+#include <cuda/std/chrono>
+#include <nv/target>
+
+#include <cstdint>
+#include <cstdio>
+
+/// How long a wait may take before it is declared stuck (default 4 s: thousands of times
+/// any correct wait in this course, also under compute-sanitizer).
+#ifndef COURSE_WAIT_LIMIT_NS
+#define COURSE_WAIT_LIMIT_NS 4000000000ull
+#endif
+
+namespace course {
+
+/// Where a wait happens, for the diagnosis: the barrier's name, the pipeline stage
+/// (or -1) and the phase (or parity) being waited for.
+struct WaitSite {
+  const char* barrier;
+  int stage;
+  unsigned phase;
+};
+
+namespace detail {
+
+__device__ inline unsigned long long globaltimer_ns() {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+static __device__ int wait_reported = 0;  // the first stuck thread of the grid reports
+
+__device__ __noinline__ inline void give_up(const WaitSite& site, unsigned long long waited_ns) {
+  if (atomicCAS(&wait_reported, 0, 1) == 0) {
+    printf("bounded wait: gave up after %llu ms waiting on barrier '%s', stage %d, phase %u "
+           "(block %u, thread %u): an arrival count, transaction byte count or parity is wrong\n",
+           waited_ns / 1000000ull, site.barrier, site.stage, site.phase, blockIdx.x + gridDim.x * blockIdx.y,
+           threadIdx.x);
+  }
+  __trap();
+}
+
+// Calls `ready()` until it returns true or the limit has passed.
+template <class Ready>
+__device__ void spin_bounded(Ready&& ready, const WaitSite& site) {
+  if (ready()) return;
+  const unsigned long long start = globaltimer_ns();
+  while (!ready()) {
+    const unsigned long long waited = globaltimer_ns() - start;
+    if (waited > COURSE_WAIT_LIMIT_NS) give_up(site, waited);
+  }
+}
+
+}  // namespace detail
+
+/// `bar.wait(std::move(token))`, bounded.
+template <class Barrier>
+__device__ void bounded_wait(Barrier& bar, typename Barrier::arrival_token&& token, const WaitSite& site) {
+  const typename Barrier::arrival_token kept = token;
+  detail::spin_bounded(
+      [&] {
+        typename Barrier::arrival_token attempt = kept;
+        return bar.try_wait_for(cuda::std::move(attempt), cuda::std::chrono::microseconds(20));
+      },
+      site);
+}
+
+/// `bar.wait_parity(parity)`, bounded: waits for the completion of the phase with that parity.
+template <class Barrier>
+__device__ void bounded_wait_parity(Barrier& bar, bool parity, const WaitSite& site) {
+  detail::spin_bounded([&] { return bar.try_wait_parity_for(parity, cuda::std::chrono::microseconds(20)); }, site);
+}
+
+/// A raw mbarrier (a `uint64_t` in shared memory) waited on by phase parity, bounded.
+__device__ inline void bounded_wait_parity(std::uint64_t* mbar, std::uint32_t parity, const WaitSite& site) {
+  detail::spin_bounded(
+      [&] {
+        NV_IF_ELSE_TARGET(NV_PROVIDES_SM_90, (return cuda::ptx::mbarrier_try_wait_parity(mbar, parity);),
+                          (return cuda::ptx::mbarrier_test_wait_parity(mbar, parity);))
+      },
+      site);
+}
+
+/// `pipe.consumer_wait()`, bounded.
+template <class Pipeline>
+__device__ void bounded_consumer_wait(Pipeline& pipe, const WaitSite& site) {
+  detail::spin_bounded([&] { return pipe.consumer_wait_for(cuda::std::chrono::microseconds(20)); }, site);
+}
+
+}  // namespace course
