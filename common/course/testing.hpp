@@ -79,7 +79,8 @@ inline std::string ptx_kernel_body(const std::string& ptx, const std::string& na
 /// by a bounded wait (course/wait.cuh): the child process fails with a diagnosis that matches
 /// @p diagnosis_regex, and it does so within @p seconds, not by hanging until a timeout.
 /// Runs in a re-executed child ("threadsafe" death tests), so the trapped CUDA context
-/// never touches the test process.
+/// never touches the test process. Launch through a function or lambda: the commas inside
+/// `<<<grid, block>>>` would split the macro's arguments.
 #define COURSE_EXPECT_DIAGNOSED_HANG(launch_statement, diagnosis_regex, seconds)                       \
   do {                                                                                                 \
     GTEST_FLAG_SET(death_test_style, "threadsafe");                                                    \

@@ -4,9 +4,10 @@
 /// A wrong arrival count, byte count or parity leaves a barrier wait spinning
 /// forever. These waits behave like the library's own (`bar.wait(token)`,
 /// `bar.wait_parity(p)`, `mbarrier.try_wait.parity`, `pipeline.consumer_wait()`)
-/// until COURSE_WAIT_LIMIT_NS nanoseconds have passed; then one thread of the grid
-/// prints which barrier, stage and phase it was waiting on, and every stuck thread
-/// executes `trap`. The host sees `cudaErrorLaunchFailure` at its next synchronisation.
+/// until COURSE_WAIT_LIMIT_NS nanoseconds have passed; then the first stuck thread of the
+/// grid fails a device-side assertion whose message names the barrier, stage and phase it
+/// was waiting on. The driver prints that message and the host sees `cudaErrorAssert` at
+/// its next synchronisation.
 ///
 /// This is safety scaffolding, not subject matter: chapters call these exactly where
 /// they would call the plain wait, so the wait stays visible in the kernel.
@@ -18,8 +19,9 @@
 #include <cuda/std/chrono>
 #include <nv/target>
 
+#include <assert.h>
+
 #include <cstdint>
-#include <cstdio>
 
 /// How long a wait may take before it is declared stuck (default 4 s: thousands of times
 /// any correct wait in this course, also under compute-sanitizer).
@@ -45,16 +47,57 @@ __device__ inline unsigned long long globaltimer_ns() {
   return ns;
 }
 
-static __device__ int wait_reported = 0;  // the first stuck thread of the grid reports
+static __device__ int wait_reported = 0;       // the first stuck thread of the grid reports
+static __device__ char wait_report[320];        // its message, read by the driver on the assert
 
+// Appends text and unsigned numbers to wait_report (device code has no snprintf).
+struct ReportWriter {
+  int length = 0;
+  __device__ void put(const char* text) {
+    while (*text != '\0' && length < static_cast<int>(sizeof(wait_report)) - 1) wait_report[length++] = *text++;
+    wait_report[length] = '\0';
+  }
+  __device__ void put(unsigned long long value) {
+    char digits[24];
+    int count = 0;
+    do {
+      digits[count++] = static_cast<char>('0' + value % 10);
+      value /= 10;
+    } while (value != 0);
+    char text[24];
+    for (int i = 0; i < count; ++i) text[i] = digits[count - 1 - i];
+    text[count] = '\0';
+    put(text);
+  }
+};
+
+// Device printf output is lost when a kernel traps; an assertion's message is not: the
+// driver prints it when it reports the failed launch. The first stuck thread formats the
+// diagnosis and fails an assertion with it; the others wait for the grid to be stopped.
 __device__ __noinline__ inline void give_up(const WaitSite& site, unsigned long long waited_ns) {
   if (atomicCAS(&wait_reported, 0, 1) == 0) {
-    printf("bounded wait: gave up after %llu ms waiting on barrier '%s', stage %d, phase %u "
-           "(block %u, thread %u): an arrival count, transaction byte count or parity is wrong\n",
-           waited_ns / 1000000ull, site.barrier, site.stage, site.phase, blockIdx.x + gridDim.x * blockIdx.y,
-           threadIdx.x);
+    ReportWriter w;
+    w.put("bounded wait: gave up after ");
+    w.put(waited_ns / 1000000ull);
+    w.put(" ms waiting on barrier '");
+    w.put(site.barrier);
+    w.put("', stage ");
+    if (site.stage < 0) {
+      w.put("-");
+    } else {
+      w.put(static_cast<unsigned long long>(site.stage));
+    }
+    w.put(", phase ");
+    w.put(static_cast<unsigned long long>(site.phase));
+    w.put(": an arrival count, transaction byte count or parity is wrong");
+    __threadfence();
+#if defined(__GNUC__) || defined(__clang__)
+    __assert_fail(wait_report, __FILE__, __LINE__, "course::bounded_wait");  // the device's assert()
+#else
+    __trap();  // other host compilers: the launch still fails, without the message
+#endif
   }
-  __trap();
+  for (;;) __nanosleep(1000000);  // the assertion above ends the grid
 }
 
 // Calls `ready()` until it returns true or the limit has passed.
