@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "course/bandwidth.hpp"
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/check.hpp"
@@ -162,15 +161,11 @@ course::Comparison verify(const Variant& variant, Problem& problem) {
 
 void run(const course::Options& opts, course::Report& report) {
   Problem problem(opts.size_bytes / kBatchBytes);
-  for (const Variant& variant : kVariants) {
-    if (!course::selected(opts, variant.name)) continue;
-    const course::Comparison result = verify(variant, problem);
-    course::Row& row = report.add(variant.name, opts.size_bytes, result.ok(), result.summary() + "\n" + result.first);
-    if (!opts.bench || !result.ok()) continue;
-    const auto timed = course::measure_bandwidth(
-        [&] { variant.launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches); },
-        2 * opts.size_bytes, opts.iters);  // each element read once and written once
-    report.attach_timing(row, timed, opts.iters);
+  for (const Variant& v : kVariants) {
+    course::check_and_time(
+        opts, report, v.name, [&] { return verify(v, problem); },
+        [&] { v.launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches); },
+        2 * opts.size_bytes);  // each element read once and written once
   }
 }
 

@@ -27,7 +27,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "course/bandwidth.hpp"
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/check.hpp"
@@ -424,21 +423,17 @@ void run(const course::Options& opts, course::Report& report) {
   BatchProblem batches(opts.size_bytes / kBatchBytes);
   StencilProblem stencil(opts.size_bytes / (kTileElems * sizeof(float)));
   for (const Variant& v : kVariants) {
-    if (!course::selected(opts, v.name)) continue;
-    const course::Comparison result = v.batch ? verify(v, batches) : verify(v, stencil);
-    course::Row& row = report.add(v.name, opts.size_bytes, result.ok(), result.summary() + "\n" + result.first);
-    if (!opts.bench || !result.ok()) continue;
-    const std::size_t bytes_moved = v.batch ? 2 * opts.size_bytes : 2 * opts.size_bytes + 2 * kHalo * sizeof(float);
-    const auto timed = course::measure_bandwidth(
-        [&] {
-          if (v.batch) {
-            v.batch(batches.input(v), batches.gmem_out.data(), batches.num_batches);
-          } else {
-            v.stencil(stencil.gmem_padded.data(), stencil.gmem_out.data(), stencil.num_tiles);
-          }
-        },
-        bytes_moved, opts.iters);
-    report.attach_timing(row, timed, opts.iters);
+    if (v.batch) {
+      course::check_and_time(
+          opts, report, v.name, [&] { return verify(v, batches); },
+          [&] { v.batch(batches.input(v), batches.gmem_out.data(), batches.num_batches); },
+          2 * opts.size_bytes);  // each element read once and written once
+    } else {
+      course::check_and_time(
+          opts, report, v.name, [&] { return verify(v, stencil); },
+          [&] { v.stencil(stencil.gmem_padded.data(), stencil.gmem_out.data(), stencil.num_tiles); },
+          2 * opts.size_bytes + 2 * kHalo * sizeof(float));  // the padded input once, the output once
+    }
   }
 }
 

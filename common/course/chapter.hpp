@@ -21,6 +21,7 @@
 #include "course/bandwidth.hpp"
 #include "course/check.hpp"
 #include "course/cli.hpp"
+#include "course/compare.hpp"
 #include "course/device.hpp"
 
 namespace course {
@@ -195,6 +196,21 @@ std::vector<VariantInfo> variant_infos(const Table& table) {
 /// True when @p name is selected by --variant (empty selects all).
 inline bool selected(const Options& opts, const std::string& name) {
   return opts.variant.empty() || opts.variant == name;
+}
+
+/// One variant's turn in a chapter's run(): if --variant selects @p name, `verify()` runs it once
+/// and returns the Comparison with the reference; with --bench, and only when the result is
+/// correct, `launch()` (which enqueues one run) is timed. @p bytes_moved counts bytes read
+/// plus bytes written by one run.
+template <class Verify, class Launch>
+void check_and_time(const Options& opts, Report& report, const std::string& name, Verify&& verify,
+                    Launch&& launch, std::size_t bytes_moved) {
+  if (!selected(opts, name)) return;
+  const Comparison result = verify();
+  Row& row = report.add(name, opts.size_bytes, result.ok(),
+                        result.ok() ? result.summary() : result.summary() + "\n" + result.first);
+  if (!opts.bench || !result.ok()) return;
+  report.attach_timing(row, measure_bandwidth(launch, bytes_moved, opts.iters), opts.iters);
 }
 
 /// Prints --help: usage, the variants from the table, and the size rule.

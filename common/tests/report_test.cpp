@@ -41,4 +41,46 @@ TEST(HostReport, TextMarksFailures) {
   EXPECT_NE(out.str().find("FAIL"), std::string::npos);
 }
 
+course::Comparison compared(std::size_t mismatches) {
+  course::Comparison c;
+  c.count = 8;
+  c.mismatches = mismatches;
+  return c;
+}
+
+TEST(HostReport, CheckAndTimeSkipsUnselectedVariants) {
+  course::Options opts;
+  opts.variant = "other";
+  course::Report report("demo", course::DeviceInfo{});
+  bool verified = false;
+  course::check_and_time(
+      opts, report, "mine", [&] { return verified = true, compared(0); }, [] {}, 0);
+  EXPECT_FALSE(verified);
+  EXPECT_TRUE(report.rows().empty());
+}
+
+TEST(HostReport, CheckAndTimeNeverTimesAWrongResult) {
+  course::Options opts;
+  opts.bench = true;
+  course::Report report("demo", course::DeviceInfo{});
+  bool launched = false;
+  course::check_and_time(
+      opts, report, "mine", [] { return compared(3); }, [&] { launched = true; }, 64);
+  ASSERT_EQ(report.rows().size(), 1u);
+  EXPECT_FALSE(report.rows()[0].passed);
+  EXPECT_FALSE(report.rows()[0].timed);
+  EXPECT_FALSE(launched);
+}
+
+TEST(HostReport, CheckAndTimeWithoutBenchOnlyVerifies) {
+  course::Options opts;
+  course::Report report("demo", course::DeviceInfo{});
+  bool launched = false;
+  course::check_and_time(
+      opts, report, "mine", [] { return compared(0); }, [&] { launched = true; }, 64);
+  ASSERT_EQ(report.rows().size(), 1u);
+  EXPECT_TRUE(report.rows()[0].passed);
+  EXPECT_FALSE(launched);
+}
+
 }  // namespace
