@@ -24,6 +24,7 @@
 #include <cuda_pipeline.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <type_traits>
 #include <vector>
 
@@ -446,6 +447,17 @@ course::ChapterInfo chapter_info() {
       "cuda::memcpy_async (collective and per-thread, completing on a cuda::barrier) and the\n"
       "__pipeline_* primitives; 16-byte vs 4-byte copies and misaligned sources; and the guide's\n"
       "halo stencil (4.11.1.1) in the same three flavours, with its indexing mistakes fixed.";
+  info.host_model = [](std::ostream& out) {
+    out << "Stencil copy plan, from stencil_copies(): lane -> buffer slots it fills (slot k holds window "
+           "element k)\n";
+    for (int lane = 0; lane < kStencilThreads; ++lane) {
+      const TileCopies copies = stencil_copies(lane);
+      char cell[32];
+      std::snprintf(cell, sizeof cell, copies.count == 2 ? "  %2d -> %2d,%2d" : "  %2d -> %2d   ", lane,
+                    copies.slot[0], copies.slot[1]);
+      out << cell << (lane % 8 == 7 ? "\n" : "");
+    }
+  };
   info.requirement = {8, 0, false, "cp.async (LDGSTS)"};
   info.verify_bytes = 8u << 20;
   info.bench_bytes = 1u << 30;
