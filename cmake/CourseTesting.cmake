@@ -22,16 +22,19 @@ set(COURSE_TEST_TIMEOUT 120 CACHE STRING "Timeout of each test, in seconds")
 # suite's instantiation prefix, Variants/Sm80_..., is allowed):
 #   Host*  CPU-only tests (label host)
 #   Sm*    GPU tests, named after the requirement, e.g. Sm80_MemcpyAsync (label gpu)
-# LABELS adds further labels (the chapter).
+# LABELS adds further labels (the chapter) to every test of the calling directory.
 function(course_add_gtest target)
   cmake_parse_arguments(ARG "" "" "LABELS" ${ARGN})
   target_link_libraries(${target} PRIVATE GTest::gtest_main)
+  # gtest_discover_tests flattens a list given as one property value, so each discovered
+  # test gets one label here (host or gpu); further labels apply to the whole directory.
+  set_property(DIRECTORY APPEND PROPERTY LABELS ${ARG_LABELS})
   gtest_discover_tests(${target}
     TEST_FILTER "Host*:*/Host*"
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "host;${ARG_LABELS}" TIMEOUT ${COURSE_TEST_TIMEOUT})
+    PROPERTIES LABELS host TIMEOUT ${COURSE_TEST_TIMEOUT})
   gtest_discover_tests(${target}
     TEST_FILTER "Sm*:*/Sm*"
     DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "gpu;${ARG_LABELS}" TIMEOUT ${COURSE_TEST_TIMEOUT})
+    PROPERTIES LABELS gpu TIMEOUT ${COURSE_TEST_TIMEOUT})
 endfunction()

@@ -4,9 +4,13 @@
 
 namespace {
 
+// The first kernel has inline assembly whose braces start lines, as cuda::ptx wrappers emit.
 const char* kPtx =
+    "// .globl\t_Z5firstPKjPj\n"
     ".visible .entry _Z5firstPKjPj(\n"
-    "\t.param .u64 p0\n)\n{\n\tld.global.u32 %r1, [%rd1];\n}\n"
+    "\t.param .u64 p0\n)\n{\n\t// begin inline asm\n{\n.reg .pred p;\n}\n\t// end inline asm\n"
+    "\tld.global.u32 %r1, [%rd1];\n}\n"
+    "\t// .globl\t_Z6secondILi4EEvPKj\n"
     ".visible .entry _Z6secondILi4EEvPKj(\n)\n{\n\tcp.async.ca.shared.global [%r1], [%rd1], 4, 4;\n}\n";
 
 TEST(HostPtx, FindsTheBodyOfTheNamedKernelOnly) {
