@@ -1,0 +1,374 @@
+// 05_warp_specialized: one producer warp copies, the other warps compute (guide 4.11.1.3).
+//
+// What you learn: warp specialisation. The block's first warp only issues asynchronous
+// copies into a ring of shared-memory buffers; the other warps only compute. They hand each
+// buffer back and forth through two barriers, full_bar (the batch landed) and empty_bar (the
+// buffer is free again), waited on by phase parity. Written twice: with a partitioned
+// cuda::pipeline, and with raw mbarriers whose arrival counts and phases are spelled out.
+// What changed from 04: no thread both copies and computes any more: one warp keeps issuing
+// copies while the others compute, and several small blocks share an SM instead of one big one.
+// Hardware: compute capability 8.0+ (LDGSTS and mbarrier); on 9.0 both variants stay LDGSTS.
+// Run: build/05_warp_specialized/warp_specialized [--bench] [--variant=NAME]
+// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#producer-consumer-pattern-through-warp-specialization
+//        (4.11.1.3), and 4.10 Pipelines https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/pipelines.html
+// API: cuda::make_pipeline (partitioned)
+//        https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/pipeline/make_pipeline.html
+//      cuda::pipeline_shared_state
+//        https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/pipeline/shared_state.html
+//      cuda::ptx::mbarrier_init / mbarrier_arrive
+//        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_init.html
+//        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_arrive.html
+//      PTX mbarrier (phases, parity, arrival counts)
+//        https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier
+//      PTX cp.async.mbarrier.arrive(.noinc)
+//        https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-cp-async-mbarrier-arrive
+#include <cooperative_groups.h>
+#include <cuda/pipeline>
+#include <cuda/ptx>
+#include <cuda_pipeline.h>
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "course/buffer.hpp"
+#include "course/chapter.hpp"
+#include "course/check.hpp"
+#include "course/output.hpp"
+#include "course/pattern.hpp"
+#include "course/wait.cuh"
+
+namespace cg = cooperative_groups;
+
+// A __shared__ pipeline_shared_state has a constructor that must not run (shared memory is not
+// initialised at launch); make_pipeline() initialises it. Silence the warning about it.
+#pragma nv_diag_suppress static_var_with_dynamic_init
+
+constexpr int kWarpThreads = 32;
+constexpr int kProducerThreads = kWarpThreads;                      // one producer warp: the block's first
+constexpr int kConsumerWarps = 4;
+constexpr int kConsumerThreads = kConsumerWarps * kWarpThreads;     // 128
+constexpr int kBlockThreads = kProducerThreads + kConsumerThreads;  // 160
+constexpr int kBatchElems = 2048;                                   // one batch fills one buffer (stage)
+constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 8 KiB
+constexpr int kChunkBytes = 16;                                     // one LDGSTS, one 16-byte store
+constexpr int kChunkElems = kChunkBytes / sizeof(std::uint32_t);
+constexpr int kBatchChunks = kBatchBytes / kChunkBytes;                  // 512
+constexpr int kChunksPerProducer = kBatchChunks / kProducerThreads;      // 16 copies per producer lane per batch
+constexpr int kDoubleBuffering = 2;                                 // the guide's stage count
+static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index below wraps with a mask");
+static_assert(kBatchChunks % kProducerThreads == 0, "every producer lane copies the same number of chunks");
+static_assert(kBatchChunks % kConsumerThreads == 0, "every consumer thread computes the same number of chunks");
+
+/// [arrival_counts]
+// full_bar[stage]: one arrival per producer lane. The lane does not arrive itself: its
+// cp.async.mbarrier.arrive.noinc makes the hardware arrive once all of that lane's copies
+// have landed. The phase completes when the whole batch is in shared memory.
+constexpr std::uint32_t kFullArrivals = kProducerThreads;  // 32
+// empty_bar[stage]: one arrival per consumer warp (lane 0, after __syncwarp), once no lane
+// of the warp reads the buffer any more. The phase completes when the buffer is free.
+constexpr std::uint32_t kEmptyArrivals = kConsumerWarps;  // 4
+/// [arrival_counts]
+
+/// [cursor]
+// Where a role is in the ring of kStages buffers: which buffer, and the parity of the
+// round through the ring (the mbarrier phase it waits for). Producer and consumers each
+// keep one and advance it once per batch, so they agree without ever exchanging it.
+template <int kStages>
+struct StageCursor {
+  static_assert(kStages >= 1, "a ring needs at least one buffer");
+  int stage = 0;
+  std::uint32_t phase = 0;
+  __host__ __device__ void advance() {
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1u;  // a new round: every barrier of the ring is one phase further on
+    }
+  }
+};
+/// [cursor]
+
+// ---- The problem: chapter 01's ring smoothing, on 8 KiB batches ----------------------------
+
+__host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre, std::uint32_t right) {
+  return left + 2u * centre + right;  // wraps modulo 2^32 on host and device alike
+}
+
+// Host reference: each batch is a ring; every output mixes an element with its two neighbours.
+std::vector<std::uint32_t> reference(const std::vector<std::uint32_t>& in) {
+  std::vector<std::uint32_t> out(in.size());
+  for (std::size_t base = 0; base < in.size(); base += kBatchElems) {
+    for (int i = 0; i < kBatchElems; ++i) {
+      out[base + i] = smooth(in[base + ((i - 1) & (kBatchElems - 1))], in[base + i],
+                             in[base + ((i + 1) & (kBatchElems - 1))]);
+    }
+  }
+  return out;
+}
+
+/// [consume]
+// The consumers' work on one staged batch: each consumer thread computes four neighbouring
+// outputs and writes them with one 16-byte store, so a warp writes 512 contiguous bytes.
+__device__ void consume_batch(const std::uint32_t* smem_batch, std::uint32_t* gmem_out_batch, int consumer_idx) {
+  const uint4* smem_chunks = reinterpret_cast<const uint4*>(smem_batch);
+  uint4* gmem_chunks = reinterpret_cast<uint4*>(gmem_out_batch);
+  for (int c = consumer_idx; c < kBatchChunks; c += kConsumerThreads) {
+    const uint4 mid = smem_chunks[c];
+    const std::uint32_t left = smem_batch[(c * kChunkElems - 1) & (kBatchElems - 1)];
+    const std::uint32_t right = smem_batch[(c * kChunkElems + kChunkElems) & (kBatchElems - 1)];
+    gmem_chunks[c] = make_uint4(smooth(left, mid.x, mid.y), smooth(mid.x, mid.y, mid.z),
+                                smooth(mid.y, mid.z, mid.w), smooth(mid.z, mid.w, right));
+  }
+}
+/// [consume]
+
+// ---- Variant 1: a partitioned cuda::pipeline (the guide's first version) --------------------
+
+/// [pipeline_kernel]
+template <int kStages>
+__global__ void __launch_bounds__(kBlockThreads)
+    pipeline_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
+                    std::size_t num_batches) {
+  __shared__ alignas(16) std::uint32_t smem_batches[kStages][kBatchElems];  // the ring of buffers
+  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> shared_state;
+  cg::thread_block block = cg::this_thread_block();
+  // TUTORIAL: the partitioned overload. Thread 0 initialises two barriers per stage: one that
+  // expects kProducerThreads arrivals (a producer_commit from each producer thread) and one
+  // that expects the other block.size() - kProducerThreads (a consumer_release from each
+  // consumer thread); then the block synchronises. The pipeline never asks who is who: the
+  // count must match the threads that actually take the producer branch below.
+  cuda::pipeline<cuda::thread_scope_block> pipe = cuda::make_pipeline(block, &shared_state, kProducerThreads);
+  const bool is_producer_warp = threadIdx.x / kWarpThreads == 0;
+
+  // The pipeline keeps its stage index private; each role keeps its own copy to pick the buffer.
+  StageCursor<kStages> cursor;
+  if (is_producer_warp) {
+    const cg::thread_block_tile<kWarpThreads> producer_warp = cg::tiled_partition<kWarpThreads>(block);
+    for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
+      // Wait until every consumer released this buffer (the first round passes at once).
+      // libcu++ offers no timed producer_acquire; if it never returned, the consumers' bounded
+      // wait for this very batch would report it.
+      pipe.producer_acquire();
+      // Collective over the producer warp: the library gives each lane 16-byte chunks
+      // lane, lane + 32, ... of the 8 KiB batch, so the warp fills the whole buffer.
+      cuda::memcpy_async(producer_warp, smem_batches[cursor.stage], gmem_in + batch * kBatchElems,
+                         cuda::aligned_size_t<kChunkBytes>(kBatchBytes), pipe);
+      pipe.producer_commit();  // this lane's copies count towards the stage's "full" phase once they land
+    }
+  } else {
+    const int consumer_idx = threadIdx.x - kProducerThreads;
+    for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
+      course::bounded_consumer_wait(pipe, {"full", cursor.stage, cursor.phase});  // the whole batch landed
+      consume_batch(smem_batches[cursor.stage], gmem_out + batch * kBatchElems, consumer_idx);
+      pipe.consumer_release();  // this thread no longer reads the buffer: it may be refilled
+    }
+  }
+}
+/// [pipeline_kernel]
+
+// ---- Variant 2: raw mbarriers, full_bar and empty_bar per buffer (the guide's second) -------
+
+/// [arrive_noinc]
+// When every cp.async this thread has issued so far has landed, arrive once on `bar`.
+// .noinc: the arrival is one of the barrier's expected arrivals (counted in kFullArrivals),
+// so the thread needs no ordinary arrive. (The plain form first adds one to the count the
+// phase waits for, and the thread must then arrive itself, as cuda::pipeline does.)
+__device__ inline void arrive_when_copies_land(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(
+                   static_cast<std::uint32_t>(__cvta_generic_to_shared(bar)))
+               : "memory");
+}
+/// [arrive_noinc]
+
+/// [copy_plan]
+// Which 16-byte chunk producer lane `lane_idx` copies in its k-th copy of `batch`, which lands
+// in buffer `stage`: element offsets into smem_batches (all stages) and into the input.
+// Lanes take neighbouring chunks, so each step of the warp reads 512 contiguous bytes.
+struct ChunkCopy {
+  int smem_elem;
+  std::size_t gmem_elem;
+};
+__host__ __device__ constexpr ChunkCopy producer_chunk(std::size_t batch, int stage, int lane_idx, int k) {
+  const int elem = (k * kProducerThreads + lane_idx) * kChunkElems;
+  return {stage * kBatchElems + elem, batch * kBatchElems + elem};
+}
+/// [copy_plan]
+
+/// [mbarrier_producer]
+template <int kStages>
+__device__ void produce_batches(const std::uint32_t* gmem_in, std::uint32_t* smem_batches, std::uint64_t* full_bar,
+                                std::uint64_t* empty_bar, std::size_t num_batches, int lane_idx) {
+  StageCursor<kStages> cursor;
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
+    // TUTORIAL: the buffer is free once the consumers finished the batch it held one round
+    // ago, i.e. when empty_bar[stage] completed the phase *before* cursor.phase. Waiting for
+    // parity phase ^ 1 does that, and in round 0 it returns at once: a fresh mbarrier is in
+    // phase 0, so the phase of parity 1 before it counts as complete.
+    course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u,
+                                {"empty", cursor.stage, cursor.phase ^ 1u});
+    for (int k = 0; k < kChunksPerProducer; ++k) {
+      const ChunkCopy copy = producer_chunk(batch, cursor.stage, lane_idx, k);
+      __pipeline_memcpy_async(smem_batches + copy.smem_elem, gmem_in + copy.gmem_elem, kChunkBytes);
+    }
+    arrive_when_copies_land(&full_bar[cursor.stage]);  // one of kFullArrivals, made when this lane's chunks land
+  }
+}
+/// [mbarrier_producer]
+
+/// [mbarrier_consumer]
+template <int kStages>
+__device__ void consume_batches(const std::uint32_t* smem_batches, std::uint32_t* gmem_out, std::uint64_t* full_bar,
+                                std::uint64_t* empty_bar, std::size_t num_batches, int consumer_idx) {
+  StageCursor<kStages> cursor;
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
+    // The batch is complete when all kFullArrivals producer lanes' copies landed in this round.
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
+    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems, consumer_idx);
+    __syncwarp();  // every lane of this warp has finished reading the buffer...
+    if (consumer_idx % kWarpThreads == 0) {
+      (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // ...so one arrival speaks for the warp
+    }
+  }
+}
+/// [mbarrier_consumer]
+
+/// [mbarrier_kernel]
+template <int kStages>
+__global__ void __launch_bounds__(kBlockThreads)
+    mbarrier_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
+                    std::size_t num_batches) {
+  __shared__ alignas(16) std::uint32_t smem_batches[kStages * kBatchElems];  // [kStages][kBatchElems]
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];   // buffer `stage` holds a complete batch
+  __shared__ alignas(8) std::uint64_t empty_bar[kStages];  // buffer `stage` may be overwritten
+  if (threadIdx.x == 0) {
+    // (mbarrier_init takes the count by reference: pass a copy, not the host-side constant.)
+    for (int stage = 0; stage < kStages; ++stage) {
+      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});    // one per producer lane
+      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kEmptyArrivals});  // one per consumer warp
+    }
+  }
+  __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
+
+  if (threadIdx.x / kWarpThreads == 0) {
+    produce_batches<kStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
+  } else {
+    consume_batches<kStages>(smem_batches, gmem_out, full_bar, empty_bar, num_batches, threadIdx.x - kProducerThreads);
+  }
+}
+/// [mbarrier_kernel]
+
+// ---- Launchers and the variant table -------------------------------------------------------
+
+/// [launch]
+// As many blocks as fit on the GPU at once (one producer warp each, so several per SM keep
+// enough copies in flight), never more than there are batches; `max_blocks` (if not 0) lowers
+// the cap, so that a test can send many batches through one block.
+template <auto kKernel>
+void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
+                     unsigned max_blocks) {
+  // Asked once per kernel: the queries cost host time, which --bench would count in every launch.
+  static const std::size_t resident = [] {
+    int device = 0, num_sms = 0, blocks_per_sm = 0;
+    COURSE_CHECK(cudaGetDevice(&device));
+    COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+    COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
+    return static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  }();
+  std::size_t grid = resident;
+  if (max_blocks != 0 && max_blocks < grid) grid = max_blocks;
+  if (num_batches < grid) grid = num_batches;
+  kKernel<<<static_cast<unsigned>(grid), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
+  COURSE_CHECK_LAUNCH();
+}
+/// [launch]
+
+using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
+                        unsigned max_blocks);
+
+struct Variant {
+  const char* name;
+  const char* summary;
+  Launch launch;
+};
+const Variant kVariants[] = {
+    {"pipeline", "partitioned cuda::pipeline, 1 producer warp, 2 buffers",
+     &launch_resident<pipeline_kernel<kDoubleBuffering>>},
+    {"pipeline_4stage", "the same with 4 buffers", &launch_resident<pipeline_kernel<4>>},
+    {"mbarrier", "raw mbarriers full_bar/empty_bar, cp.async...arrive.noinc, 2 buffers",
+     &launch_resident<mbarrier_kernel<kDoubleBuffering>>},
+    {"mbarrier_4stage", "the same with 4 buffers", &launch_resident<mbarrier_kernel<4>>},
+};
+
+// ---- run(): verify every variant, then time the correct ones ------------------------------
+
+// Input, expected output and device buffers for `num_batches` batches.
+struct Problem {
+  explicit Problem(std::size_t num_batches, unsigned max_blocks = 0)
+      : num_batches(num_batches), max_blocks(max_blocks), host_in(num_batches * kBatchElems),
+        gmem_in(host_in.size()), gmem_out(host_in.size()) {
+    course::fill_pattern(host_in);
+    expected = reference(host_in);
+    gmem_in.upload(host_in.data());
+  }
+  void launch(const Variant& v) { v.launch(gmem_in.data(), gmem_out.data(), num_batches, max_blocks); }
+  std::size_t num_batches;
+  unsigned max_blocks;
+  std::vector<std::uint32_t> host_in, expected;
+  course::DeviceBuffer<std::uint32_t> gmem_in;
+  course::GuardedOutput<std::uint32_t> gmem_out;
+};
+
+// Poison, launch, synchronise, compare bit-exactly (guard bands included).
+course::Comparison verify(const Variant& variant, Problem& problem) {
+  problem.gmem_out.poison();
+  problem.launch(variant);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  return problem.gmem_out.check(problem.expected, kBatchElems);
+}
+
+void run(const course::Options& opts, course::Report& report) {
+  Problem problem(opts.size_bytes / kBatchBytes);
+  for (const Variant& v : kVariants) {
+    course::check_and_time(
+        opts, report, v.name, [&] { return verify(v, problem); }, [&] { problem.launch(v); },
+        2 * opts.size_bytes);  // each element read once and written once
+  }
+}
+
+// What runs without a GPU: the block's roles, the arrival counts and the cursor's walk.
+void print_host_model(std::ostream& out) {
+  out << "block: 1 producer warp + " << kConsumerWarps << " consumer warps (" << kBlockThreads
+      << " threads); batches of " << kBatchBytes / 1024 << " KiB, " << kChunksPerProducer
+      << " 16-byte copies per producer lane per batch\n"
+      << "full_bar[stage]  expects " << kFullArrivals << " arrivals: one cp.async.mbarrier.arrive.noinc per producer lane\n"
+      << "empty_bar[stage] expects " << kEmptyArrivals << " arrivals: one per consumer warp\n"
+      << "batch -> {stage, phase} with " << kDoubleBuffering << " buffers:";
+  StageCursor<kDoubleBuffering> cursor;
+  for (int batch = 0; batch < 5; ++batch, cursor.advance()) {
+    out << ' ' << batch << "->{" << cursor.stage << ',' << cursor.phase << '}';
+  }
+  out << '\n';
+}
+
+course::ChapterInfo chapter_info() {
+  course::ChapterInfo info;
+  info.program = "warp_specialized";
+  info.title = "05 warp_specialized: a producer warp and consumer warps around a ring of buffers";
+  info.explanation =
+      "The block's first warp copies 8 KiB batches into a ring of shared-memory buffers with LDGSTS;\n"
+      "four consumer warps compute each batch (chapter 01's ring smoothing) and store it. Buffers are\n"
+      "handed over through a partitioned cuda::pipeline, or through raw full/empty mbarriers.";
+  info.requirement = {8, 0, false, "cp.async (LDGSTS) and mbarrier"};
+  info.verify_bytes = 8u << 20;
+  info.bench_bytes = 1u << 30;
+  info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
+    if (bytes % kBatchBytes != 0) return "--size must be a whole number of 8 KiB batches (2048 uint32 elements)";
+    return std::nullopt;
+  };
+  info.host_model = print_host_model;
+  return info;
+}
+
+#ifndef COURSE_NO_MAIN
+int main(int argc, char** argv) { return course::chapter_main(argc, argv, chapter_info(), kVariants, run); }
+#endif
