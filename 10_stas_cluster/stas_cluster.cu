@@ -444,6 +444,7 @@ course::ChapterInfo chapter_info() {
     }
     return std::nullopt;
   };
+  info.bench_reads_device_memory = false;  // messages go from shared memory to shared memory
   info.host_model = print_host_model;
   return info;
 }

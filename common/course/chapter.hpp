@@ -39,6 +39,9 @@ struct ChapterInfo {
   std::size_t bench_bytes = 0;   ///< default --size with --bench
   /// Checks a --size value; returns the broken rule as one line, or nothing.
   std::function<std::optional<std::string>(std::size_t)> size_rule;
+  /// False for chapters whose timed traffic never touches device memory (e.g. shared memory
+  /// between blocks): then no note about the working set and the L2 is printed.
+  bool bench_reads_device_memory = true;
   /// Optional host-side model printed before the requirement check (runs without a GPU).
   std::function<void(std::ostream&)> host_model;
 };
@@ -272,7 +275,7 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
     return kExitSkip;
   }
   log << "device: " << describe(device) << '\n';
-  if (opts.bench && working_set_too_small(opts.size_bytes, device.l2_bytes)) {
+  if (opts.bench && info.bench_reads_device_memory && working_set_too_small(opts.size_bytes, device.l2_bytes)) {
     log << "note: --size " << format_size(opts.size_bytes) << " is under twice the L2 ("
         << format_size(device.l2_bytes) << "): timings measure the cache, not device memory\n";
   }
