@@ -45,13 +45,16 @@ function(course_add_chapter)
   # PTX, generated at build time on any machine: for the chapter's minimum architecture and
   # for each of PTX_ARCHS (library code can take another path per architecture). Host tests
   # inspect individual kernels in COURSE_PTX_DIR/<program>.compute_<arch>.ptx.
+  # The PTX depends on the chapter's own headers and the shared library's, not only the .cu.
+  file(GLOB ptx_headers CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.hpp" "${CMAKE_CURRENT_SOURCE_DIR}/*.cuh"
+       "${PROJECT_SOURCE_DIR}/common/course/*.hpp" "${PROJECT_SOURCE_DIR}/common/course/*.cuh")
   set(ptx_files "")
   foreach(arch IN LISTS ARG_MIN_ARCH ARG_PTX_ARCHS)
     set(file "${CMAKE_CURRENT_BINARY_DIR}/${ARG_PROGRAM}.compute_${arch}.ptx")
     add_custom_command(OUTPUT "${file}"
       COMMAND "${CMAKE_CUDA_COMPILER}" -std=c++17 -ptx -arch=compute_${arch} -DCOURSE_NO_MAIN
               -I "${PROJECT_SOURCE_DIR}/common" "${source}" -o "${file}"
-      DEPENDS "${source}"
+      DEPENDS "${source}" ${ptx_headers}
       COMMENT "PTX of ${chapter} for compute_${arch}"
       VERBATIM)
     list(APPEND ptx_files "${file}")
