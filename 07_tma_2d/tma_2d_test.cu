@@ -1,0 +1,504 @@
+// Tests for 07_tma_2d: every tensor-map rule on the CPU (and against the driver on the GPU), the
+// host model of zero fill and clipped stores, what each kernel compiles to, raw out-of-bounds
+// boxes, every variant bit-exact on awkward shapes, and a miscounted barrier diagnosed, not hung.
+#include "tma_2d.cu"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "course/testing.hpp"
+
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+
+namespace {
+
+// ---- Tensor-map rules, one by one -----------------------------------------------------------
+
+// The rules look at the address's value only; this one is 16-byte aligned (and 256-byte).
+const float* const kAlignedAddress = reinterpret_cast<const float*>(std::uintptr_t{1} << 20);
+
+// A valid request: a 999 x 1001 float matrix with rows padded to 1004 floats (4016 bytes).
+TensorMapRequest padded_request(const float* base = kAlignedAddress) { return matrix_request(base, {999, 1001, 1004}); }
+
+struct RuleCase {
+  const char* name;
+  void (*breaks)(TensorMapRequest&);
+  const char* says;             // a part of the sentence broken_tensor_map_rule() must return
+  bool driver_rejects = true;   // false: a rule of this course that the driver does not check
+};
+const RuleCase kRuleCases[] = {
+    {"AddressOff16Bytes", [](TensorMapRequest& r) { r.global_address = static_cast<const char*>(r.global_address) + 4; },
+     "-byte aligned"},
+    {"NullAddress", [](TensorMapRequest& r) { r.global_address = nullptr; }, "global address is null", false},
+    {"PackedRowsOf1001Floats", [](TensorMapRequest& r) { r.global_strides[0] = 1001 * sizeof(float); },
+     "globalStrides[0] = 4004 bytes is not a multiple of 16 (pad each row to 4016 bytes)"},
+    {"StrideOf2To40", [](TensorMapRequest& r) { r.global_strides[0] = 1ull << 40; }, "is not below 2^40"},
+    {"PitchShorterThanRow", [](TensorMapRequest& r) { r.global_strides[0] = 992 * sizeof(float); },
+     "globalStrides[0] = 3968 bytes is less than the 4004 bytes", false},
+    {"ZeroRows", [](TensorMapRequest& r) { r.global_dim[1] = 0; }, "globalDim[1] = 0 is outside 1..2^32"},
+    {"DimAbove2To32", [](TensorMapRequest& r) { r.global_dim[1] = (1ull << 32) + 1; }, "globalDim[1] = 4294967297"},
+    {"BoxOf257Rows", [](TensorMapRequest& r) { r.box_dim[1] = 257; }, "boxDim[1] = 257 is outside 1..256"},
+    {"EmptyBox", [](TensorMapRequest& r) { r.box_dim[0] = 0; }, "boxDim[0] = 0 is outside 1..256"},
+    {"BoxRowOf24Bytes", [](TensorMapRequest& r) { r.box_dim[0] = 6; },
+     "boxDim[0] x element size = 24 bytes is not a multiple of 16"},
+    {"ElementStrideZero", [](TensorMapRequest& r) { r.element_strides[1] = 0; }, "elementStrides[1] = 0 is outside 1..8"},
+    {"ElementStrideNine", [](TensorMapRequest& r) { r.element_strides[1] = 9; }, "elementStrides[1] = 9 is outside 1..8"},
+    {"RankZero", [](TensorMapRequest& r) { r.rank = 0; }, "rank 0 is outside 1..5"},
+    {"RankSix", [](TensorMapRequest& r) { r.rank = 6; }, "rank 6 is outside 1..5"},
+    {"UnknownDataType", [](TensorMapRequest& r) { r.data_type = static_cast<CUtensorMapDataType>(99); },
+     "data type 99 is not"},
+    {"NanFillForIntegers",
+     [](TensorMapRequest& r) {
+       r.data_type = CU_TENSOR_MAP_DATA_TYPE_INT32;
+       r.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+     },
+     "the NaN out-of-bounds fill needs a floating-point data type"},
+    {"BoxRowWiderThanSwizzle", [](TensorMapRequest& r) { r.swizzle = CU_TENSOR_MAP_SWIZZLE_64B; },
+     "bytes exceeds the 64-byte swizzle span"},
+    {"InterleaveInRankTwo", [](TensorMapRequest& r) { r.interleave = CU_TENSOR_MAP_INTERLEAVE_16B; },
+     "an interleaved layout needs rank 3 or more, not 2"},
+    {"UnknownSwizzle", [](TensorMapRequest& r) { r.swizzle = static_cast<CUtensorMapSwizzle>(42); },
+     "is not a value of its enum"},
+};
+
+void PrintTo(const RuleCase& rule, std::ostream* out) { *out << rule.name; }
+
+class HostTensorMapRules : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(HostTensorMapRules, BreakingTheRuleIsNamed) {
+  TensorMapRequest request = padded_request();
+  ASSERT_FALSE(broken_tensor_map_rule(request)) << "the unbroken request must pass";
+  GetParam().breaks(request);
+  const std::optional<std::string> broken = broken_tensor_map_rule(request);
+  ASSERT_TRUE(broken) << "the rule was not caught";
+  EXPECT_NE(broken->find(GetParam().says), std::string::npos) << *broken;
+  EXPECT_THROW(encode_tiled(request), std::invalid_argument) << "encode_tiled must refuse before calling the driver";
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, HostTensorMapRules, ::testing::ValuesIn(kRuleCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(HostTensorMap, TheChaptersMatricesPass) {
+  for (const MatrixView m : {MatrixView{16384, kMatrixCols, kMatrixCols}, MatrixView{999, 1001, 1004},
+                             MatrixView{257, 16380, 16380}, MatrixView{64, 125, 128}}) {
+    EXPECT_FALSE(broken_tensor_map_rule(matrix_request(kAlignedAddress, m))) << m.rows << " x " << m.cols;
+  }
+}
+
+// The guide says both "all sizes must be greater than one" and "greater than or equal to one";
+// the driver's rule is the second, and a one-row matrix is a valid tensor.
+TEST(HostTensorMap, OneRowIsAValidSize) {
+  EXPECT_FALSE(broken_tensor_map_rule(matrix_request(kAlignedAddress, {1, 128, 128})));
+  EXPECT_FALSE(broken_tensor_map_rule(matrix_request(kAlignedAddress, {1, 4, 4})));
+}
+
+TEST(HostTensorMap, FiveDimensionsAndAnEvenElementStrideAreFine) {
+  TensorMapRequest r = padded_request();
+  r.rank = 5;
+  for (int i = 2; i < 5; ++i) {
+    r.global_dim[i] = 3;
+    r.box_dim[i] = 2;
+  }
+  r.global_strides[1] = 999ull * 4016;
+  r.global_strides[2] = 3 * r.global_strides[1];
+  r.global_strides[3] = 3 * r.global_strides[2];
+  r.element_strides[1] = 2;
+  EXPECT_FALSE(broken_tensor_map_rule(r)) << *broken_tensor_map_rule(r);
+  r.global_strides[3] = 2 * r.global_strides[2];  // dimension 4's index would overlap dimension 3's
+  EXPECT_TRUE(broken_tensor_map_rule(r));
+}
+
+// ---- The host model of a tensor copy ------------------------------------------------------
+
+std::vector<float> counting_matrix(const MatrixView& m) {
+  std::vector<float> gmem(std::size_t(m.rows) * m.pitch_elems, -1.0f);  // padding: -1
+  for (int r = 0; r < m.rows; ++r) {
+    for (int c = 0; c < m.cols; ++c) gmem[std::size_t(r) * m.pitch_elems + c] = float(1000 * r + c + 1);
+  }
+  return gmem;
+}
+
+TEST(HostTmaModel, LoadFillsZerosOutsideTheMatrixAlsoAtNegativeStarts) {
+  const MatrixView m{3, 5, 8};
+  const std::vector<float> gmem = counting_matrix(m);
+  std::vector<float> box(kTileElems);
+  load_box_model(gmem, m, -2, -1, box.data());
+  EXPECT_EQ(box[0], 0.0f);                       // (row -1, col -2)
+  EXPECT_EQ(box[1 * kTileCols + 1], 0.0f);       // (row 0, col -1)
+  EXPECT_EQ(box[1 * kTileCols + 2], 1.0f);       // (row 0, col 0)
+  EXPECT_EQ(box[3 * kTileCols + 6], 2005.0f);    // (row 2, col 4): the last element
+  EXPECT_EQ(box[3 * kTileCols + 7], 0.0f);       // (row 2, col 5): padding is outside the matrix
+  EXPECT_EQ(box[4 * kTileCols + 2], 0.0f);       // (row 3, col 0): below the matrix
+}
+
+TEST(HostTmaModel, StoreClipsAtSixteenByteGranules) {
+  const MatrixView m{10, 18, 24};  // rows of 72 bytes in a 96-byte pitch
+  std::vector<float> gmem(std::size_t(m.rows) * m.pitch_elems, -1.0f);
+  const std::vector<float> box(kTileElems, 7.0f);
+  store_box_model(gmem, m, 16, 8, box.data());
+  int written = 0;
+  for (int r = 0; r < m.rows; ++r) {
+    for (int c = 0; c < m.pitch_elems; ++c) {
+      const bool expected = r >= 8 && c >= 16 && c < 20;  // columns 18 and 19 are padding in the granule
+      EXPECT_EQ(gmem[std::size_t(r) * m.pitch_elems + c], expected ? 7.0f : -1.0f) << r << ", " << c;
+      written += expected;
+    }
+  }
+  EXPECT_EQ(written, 2 * 4);
+}
+
+// The tile-by-tile reference against a direct formula: out[r][c] = modify(in[r - dy][c - dx]),
+// zero outside the input; the padding keeps the poison beyond the last 16-byte granule.
+TEST(HostTmaModel, TileByTileReferenceMatchesTheDirectFormula) {
+  for (const MatrixView m : {MatrixView{1, 4, 4}, MatrixView{32, 256, 256}, MatrixView{130, 250, 252},
+                             MatrixView{999, 1001, 1004}, MatrixView{70, 1001, 1012}}) {
+    std::vector<float> in(std::size_t(m.rows) * m.pitch_elems);
+    course::fill_pattern(in);
+    for (bool shifted : {false, true}) {
+      const std::vector<float> out = reference(in, m, shifted);
+      const int dy = shifted ? kShiftRows : 0, dx = shifted ? kShiftCols : 0;
+      const int granule_end = (m.cols + 3) / 4 * 4;
+      std::vector<float> direct(in.size(), course::poison_value<float>());
+      for (int r = 0; r < m.rows; ++r) {
+        for (int c = 0; c < granule_end; ++c) {
+          const bool inside = r - dy >= 0 && c - dx >= 0 && c - dx < m.cols;
+          direct[std::size_t(r) * m.pitch_elems + c] =
+              modify(inside ? in[std::size_t(r - dy) * m.pitch_elems + (c - dx)] : 0.0f);
+        }
+      }
+      const course::Comparison same = course::compare_exact(out, direct, m.pitch_elems);
+      EXPECT_TRUE(same.ok()) << m.rows << " x " << m.cols << (shifted ? " shifted" : "") << ": " << same.summary()
+                             << '\n' << same.first;
+    }
+  }
+}
+
+TEST(HostTileGrid, CoversAnAwkwardMatrix) {
+  static_assert(kTileCols == 256 && kTileRows == 32, "the numbers below are for 32 x 256 tiles");
+  const TileGrid grid = tile_grid({999, 1001, 1004}, true);
+  EXPECT_EQ(grid.tiles_x, 4);             // 3 full tiles of 256 columns and one of 233
+  EXPECT_EQ(grid.num_tiles, 4 * 32);      // 31 full tiles of 32 rows and one of 7
+  EXPECT_EQ(grid.shift_cols, kShiftCols);
+  EXPECT_EQ(tile_origin(grid, 9).x, 256);
+  EXPECT_EQ(tile_origin(grid, 9).y, 64);
+}
+
+TEST(HostStageCursor, WalksStagesAndFlipsThePhaseEachRound) {
+  StageCursor<3> cursor;
+  const int expected[7][2] = {{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}, {0, 0}};
+  for (const auto& e : expected) {
+    EXPECT_EQ(cursor.stage, e[0]);
+    EXPECT_EQ(cursor.phase, static_cast<std::uint32_t>(e[1]));
+    cursor.advance();
+  }
+}
+
+TEST(HostChapter, SizeIsWholeRows) {
+  const course::ChapterInfo info = chapter_info();
+  EXPECT_FALSE(info.size_rule(kRowBytes));
+  EXPECT_FALSE(info.size_rule(16384 * kRowBytes));
+  EXPECT_TRUE(info.size_rule(kRowBytes + 16));
+  EXPECT_TRUE(info.size_rule(std::size_t{1} << 41));
+}
+
+TEST(HostChapter, HostModelShowsTheRejectedAndThePaddedPitch) {
+  std::ostringstream text;
+  print_host_model(text);
+  EXPECT_NE(text.str().find("rejected: globalStrides[0] = 4004 bytes is not a multiple of 16 (pad each row to 4016"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("row pitch 4016 B -> tensor map ok"), std::string::npos) << text.str();
+}
+
+// ---- What the compiler emits (PTX generated by the build) --------------------------------
+
+class HostCodegen : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ptx90_ = course::read_text_file(COURSE_PTX_DIR "/tma_2d.compute_90.ptx"); }
+  static std::string sm90(const char* name) {
+    const std::string body = course::ptx_kernel_body(ptx90_, name);
+    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
+    return body;
+  }
+  static bool has(const std::string& body, const char* text) { return body.find(text) != std::string::npos; }
+  static inline std::string ptx90_;
+};
+
+const char* const kKernels[] = {"grid_constant_kernel", "constant_memory_kernel", "global_memory_kernel",
+                                "pipeline_kernelILi1E", "pipeline_kernelILi2E", "pipeline_kernelILi3E",
+                                "pipeline_kernelILi4E"};
+
+TEST_F(HostCodegen, EveryKernelMovesTilesWithTensorCopiesOnly) {
+  for (const char* name : kKernels) {
+    const std::string k = sm90(name);
+    EXPECT_TRUE(has(k, "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes")) << name;
+    EXPECT_TRUE(has(k, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")) << name;
+    EXPECT_TRUE(has(k, "mbarrier.arrive.expect_tx")) << name;
+    EXPECT_TRUE(has(k, "fence.proxy.async.shared::cta")) << name << ": st.shared must be fenced before the store";
+    EXPECT_TRUE(has(k, "cp.async.bulk.commit_group")) << name;
+    EXPECT_TRUE(has(k, "cp.async.bulk.wait_group.read")) << name;
+    EXPECT_TRUE(has(k, "elect.sync")) << name;
+    EXPECT_FALSE(has(k, "ld.global")) << name << ": no element passes through registers from global memory";
+    EXPECT_FALSE(has(k, "st.global")) << name;
+  }
+}
+
+// Where the map lives decides how the kernel finds its address.
+TEST_F(HostCodegen, TheMapIsReadWhereItLives) {
+  for (const char* name : {"grid_constant_kernel", "pipeline_kernelILi4E"}) {
+    EXPECT_TRUE(has(sm90(name), "cvta.param.u64")) << name << ": the parameter's own address, no local copy";
+    EXPECT_FALSE(has(sm90(name), "fence.proxy.tensormap")) << name;
+  }
+  EXPECT_TRUE(has(sm90("constant_memory_kernel"), "cvta.const.u64"));
+  EXPECT_FALSE(has(sm90("constant_memory_kernel"), "fence.proxy.tensormap"));
+  EXPECT_TRUE(has(sm90("global_memory_kernel"), "fence.proxy.tensormap::generic.acquire.sys"));
+}
+
+TEST_F(HostCodegen, PipelinesRefillOneStoreLate) {
+  EXPECT_TRUE(has(sm90("pipeline_kernelILi1E"), "cp.async.bulk.wait_group.read 0;"));
+  EXPECT_FALSE(has(sm90("pipeline_kernelILi1E"), "cp.async.bulk.wait_group.read 1;"));
+  for (const char* name : {"pipeline_kernelILi2E", "pipeline_kernelILi3E", "pipeline_kernelILi4E"}) {
+    EXPECT_TRUE(has(sm90(name), "cp.async.bulk.wait_group.read 1;")) << name;
+  }
+}
+
+// ---- On the GPU: every variant ------------------------------------------------------------
+
+class Sm90_Tma2d : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
+ protected:
+  Sm90_Tma2d() : GpuTest(chapter_info().requirement) {}
+  void expect_correct(int rows, int pitch_elems, unsigned max_blocks = 0) {
+    Problem problem(rows, pitch_elems);
+    const course::Comparison result = verify(GetParam(), problem, max_blocks);
+    EXPECT_TRUE(result.ok()) << rows << " x " << problem.view(GetParam()).cols << " (pitch " << pitch_elems
+                             << "): " << result.summary() << '\n' << result.first;
+  }
+};
+
+TEST_P(Sm90_Tma2d, OneTile) { expect_correct(kTileRows, kTileCols); }
+TEST_P(Sm90_Tma2d, OneRow) { expect_correct(1, kTileCols); }
+TEST_P(Sm90_Tma2d, PaddedPitchAndPartialTiles) { expect_correct(999, 1004); }
+TEST_P(Sm90_Tma2d, WideRowsNotAMultipleOfTheTile) { expect_correct(257, 16380); }
+TEST_P(Sm90_Tma2d, ManyTilesThroughThreeBlocks) { expect_correct(300, 2048, 3); }  // ~27 tiles per block
+TEST_P(Sm90_Tma2d, OneBlockWalksEveryStageAndPhase) { expect_correct(130, 512, 1); }
+
+TEST_P(Sm90_Tma2d, RepeatedRunsGiveTheSameBits) {
+  Problem problem(520, 4096);
+  for (int run = 0; run < 3; ++run) {
+    const course::Comparison result = verify(GetParam(), problem);
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, Sm90_Tma2d, ::testing::ValuesIn(kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// A store past the right edge writes whole 16-byte granules. With 11 floats of padding per row,
+// the 3 in the last column's granule are overwritten and the other 8 keep the poison.
+class Sm90_TmaStore : public course::GpuTest {
+ protected:
+  Sm90_TmaStore() : GpuTest(chapter_info().requirement) {}
+};
+
+TEST_F(Sm90_TmaStore, ClipsAtSixteenByteGranules) {
+  const MatrixView m{70, 1001, 1012};
+  std::vector<float> host_in(std::size_t(m.rows) * m.pitch_elems);
+  course::fill_pattern(host_in, 3);
+  course::DeviceBuffer<float> gmem_in(host_in.size());
+  gmem_in.upload(host_in.data());
+  course::GuardedOutput<float> gmem_out(host_in.size());
+  gmem_out.poison();
+  const TileMaps maps{encode_tiled(matrix_request(gmem_in.data(), m)), encode_tiled(matrix_request(gmem_out.data(), m))};
+  launch_pipeline<3>(maps, tile_grid(m, false), 0);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  const course::Comparison result = gmem_out.check(reference(host_in, m, false), m.pitch_elems);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+// ---- On the GPU: the driver and the rules --------------------------------------------------
+
+class Sm90_TensorMap : public course::GpuTest {
+ protected:
+  Sm90_TensorMap() : GpuTest(chapter_info().requirement) {}
+};
+
+TEST_F(Sm90_TensorMap, TheSameRequestGivesTheSameBytes) {
+  course::DeviceBuffer<float> matrix(999 * 1004);
+  const CUtensorMap first = encode_tiled(padded_request(matrix.data()));
+  const CUtensorMap second = encode_tiled(padded_request(matrix.data()));
+  EXPECT_EQ(std::memcmp(&first, &second, sizeof(CUtensorMap)), 0);
+  const CUtensorMap other = encode_tiled(matrix_request(matrix.data(), {999, 1000, 1004}));
+  EXPECT_NE(std::memcmp(&first, &other, sizeof(CUtensorMap)), 0) << "the map must depend on the matrix";
+}
+
+TEST_F(Sm90_TensorMap, OneRowMatrixIsAccepted) {
+  course::DeviceBuffer<float> matrix(kTileCols);
+  EXPECT_NO_THROW(encode_tiled(matrix_request(matrix.data(), {1, kTileCols, kTileCols})));
+}
+
+TEST_F(Sm90_TensorMap, RefusalNamesTheDriverResult) {
+  course::DeviceBuffer<float> matrix(999 * 1004);
+  TensorMapRequest request = padded_request(matrix.data());
+  request.global_strides[0] = 1001 * sizeof(float);
+  try {
+    encode_tiled_unchecked(request);
+    FAIL() << "the driver accepted a 4004-byte row stride";
+  } catch (const course::CudaError& error) {
+    EXPECT_NE(std::string(error.what()).find("CUDA_ERROR_INVALID_VALUE"), std::string::npos) << error.what();
+  }
+}
+
+// Every request the host rules reject, the driver rejects too, except for the two rules of
+// this course (a null address, rows that overlap), which the driver accepts: for those the
+// host check is the only guard.
+class Sm90_TensorMapDriver : public course::GpuTest, public ::testing::WithParamInterface<RuleCase> {
+ protected:
+  Sm90_TensorMapDriver() : GpuTest(chapter_info().requirement) {}
+};
+
+TEST_P(Sm90_TensorMapDriver, RejectsWhatTheRulesReject) {
+  course::DeviceBuffer<float> matrix(999 * 1004 + 16);
+  TensorMapRequest request = padded_request(matrix.data());
+  EXPECT_NO_THROW(encode_tiled_unchecked(request));
+  GetParam().breaks(request);
+  if (GetParam().driver_rejects) {
+    EXPECT_THROW(encode_tiled_unchecked(request), course::CudaError) << "the driver accepted it";
+  } else {
+    EXPECT_NO_THROW(encode_tiled_unchecked(request)) << "the driver now checks this rule too";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, Sm90_TensorMapDriver, ::testing::ValuesIn(kRuleCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---- On the GPU: raw boxes around the matrix's edges ----------------------------------------
+
+/// [tile_window]
+// Loads one box at (x, y) and writes it out unchanged, so that the fill is visible.
+__global__ void tile_window_kernel(const __grid_constant__ CUtensorMap map, int x, int y, float* gmem_box) {
+  __shared__ alignas(kSmemAlign) float smem_box[kTileElems];
+  __shared__ alignas(8) std::uint64_t full_bar;
+  const bool is_leader = elect_tma_leader();
+  if (is_leader) {
+    ptx::mbarrier_init(&full_bar, std::uint32_t{1});                 // the leader's arrival
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to TMA
+  }
+  __syncthreads();  // visible to every thread
+  if (is_leader) load_box(&map, x, y, smem_box, &full_bar);
+  course::bounded_wait_parity(&full_bar, 0, {"full", 0, 0});  // the whole box landed, fill included
+  for (int i = threadIdx.x; i < kTileElems; i += blockDim.x) gmem_box[i] = smem_box[i];
+}
+/// [tile_window]
+
+class Sm90_TileWindow : public course::GpuTest {
+ protected:
+  Sm90_TileWindow() : GpuTest(chapter_info().requirement) {}
+  static constexpr MatrixView kMatrix{100, 203, 204};  // padded rows, partial tiles both ways
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    host.resize(std::size_t(kMatrix.rows) * kMatrix.pitch_elems);
+    course::fill_pattern(host, 7);
+    matrix = course::DeviceBuffer<float>(host.size());
+    matrix.upload(host.data());
+  }
+  std::vector<float> load(const CUtensorMap& map, int x, int y) {
+    course::DeviceBuffer<float> gmem_box(kTileElems);
+    gmem_box.fill_bytes(course::kPoisonByte);
+    tile_window_kernel<<<1, kBlockThreads>>>(map, x, y, gmem_box.data());
+    COURSE_CHECK_LAUNCH();
+    COURSE_CHECK(cudaDeviceSynchronize());
+    std::vector<float> box(kTileElems);
+    gmem_box.download(box.data());
+    return box;
+  }
+  std::vector<float> host;
+  course::DeviceBuffer<float> matrix;
+};
+
+TEST_F(Sm90_TileWindow, OutOfBoundsElementsAreZeroBitExactly) {
+  const CUtensorMap map = encode_tiled(matrix_request(matrix.data(), kMatrix));
+  // Column starts are multiples of 4 floats (16 bytes); rows may start anywhere.
+  const int corners[][2] = {{0, 0}, {-4, -3}, {-252, -31}, {152, 90}, {-8, 50}, {200, 0}, {-60, 77}};
+  for (const auto& at : corners) {
+    std::vector<float> expected(kTileElems);
+    load_box_model(host, kMatrix, at[0], at[1], expected.data());
+    const course::Comparison result = course::compare_exact(load(map, at[0], at[1]), expected, kTileCols);
+    EXPECT_TRUE(result.ok()) << "box at (" << at[0] << ", " << at[1] << "): " << result.summary() << '\n'
+                             << result.first;
+  }
+}
+
+TEST_F(Sm90_TileWindow, NanFillIsRequestedPerMap) {
+  TensorMapRequest request = matrix_request(matrix.data(), kMatrix);
+  request.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+  const std::vector<float> box = load(encode_tiled(request), -4, -3);
+  std::vector<float> zero_filled(kTileElems);
+  load_box_model(host, kMatrix, -4, -3, zero_filled.data());
+  std::uint32_t nan_bits = 0;
+  for (int r = 0; r < kTileRows; ++r) {
+    for (int c = 0; c < kTileCols; ++c) {
+      const bool inside = r - 3 >= 0 && r - 3 < kMatrix.rows && c - 4 >= 0 && c - 4 < kMatrix.cols;
+      const float got = box[r * kTileCols + c];
+      if (inside) {
+        ASSERT_EQ(std::memcmp(&got, &zero_filled[r * kTileCols + c], sizeof(float)), 0) << r << ", " << c;
+      } else {
+        ASSERT_TRUE(std::isnan(got)) << "(" << r << ", " << c << ") outside the matrix holds " << got;
+        std::memcpy(&nan_bits, &got, sizeof(float));
+      }
+    }
+  }
+  std::ostringstream bits;
+  bits << "0x" << std::hex << nan_bits;
+  RecordProperty("oob_nan_bits", bits.str());
+  std::printf("out-of-bounds NaN fill: %s\n", bits.str().c_str());
+}
+
+// A rule that no map can check: the box's start in dimension 0 must be a multiple of 16 bytes.
+// Column -5 (-20 bytes) stops the kernel with an illegal-instruction error; rows may start
+// anywhere. (Run in a child process: the error ends the CUDA context.)
+TEST_F(Sm90_TileWindow, UnalignedColumnStartIsAnIllegalInstruction) {
+  const CUtensorMap map = encode_tiled(matrix_request(matrix.data(), kMatrix));
+  course::DeviceBuffer<float> gmem_box(kTileElems);
+  auto launch = [&] { tile_window_kernel<<<1, kBlockThreads>>>(map, -5, 0, gmem_box.data()); };
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(course::run_and_exit(launch), ::testing::ExitedWithCode(1), "cudaErrorIllegalInstruction");
+}
+
+// ---- A miscounted barrier is diagnosed, not hung --------------------------------------------
+
+/// [broken]
+// The guide's cuda::barrier expects one arrival per thread; this chapter's full barrier expects
+// one, the leader's arrive.expect_tx. Mixing the two: the barrier is initialised for every
+// thread, only the leader arrives, and the phase never completes although every byte landed.
+__global__ void barrier_expects_every_thread_kernel(const __grid_constant__ CUtensorMap in_map) {
+  __shared__ alignas(kSmemAlign) float smem_tile[kTileElems];
+  __shared__ alignas(8) std::uint64_t full_bar;
+  const bool is_leader = elect_tma_leader();
+  if (is_leader) {
+    ptx::mbarrier_init(&full_bar, std::uint32_t{kBlockThreads});  // wrong: only one thread arrives
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
+  __syncthreads();
+  if (is_leader) load_box(&in_map, 0, 0, smem_tile, &full_bar);
+  course::bounded_wait_parity(&full_bar, 0, {"full", 0, 0});
+}
+/// [broken]
+
+class Sm90_Tma2dDiagnosis : public course::GpuTest {
+ protected:
+  Sm90_Tma2dDiagnosis() : GpuTest(chapter_info().requirement) {}
+};
+
+TEST_F(Sm90_Tma2dDiagnosis, BarrierCountingEveryThreadIsDiagnosedNotHung) {
+  course::DeviceBuffer<float> matrix(kTileElems);
+  const CUtensorMap map = encode_tiled(matrix_request(matrix.data(), {kTileRows, kTileCols, kTileCols}));
+  auto launch = [&] { barrier_expects_every_thread_kernel<<<1, kBlockThreads>>>(map); };
+  COURSE_EXPECT_DIAGNOSED_HANG(launch(), "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
+}
+
+}  // namespace
