@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include <cmath>
 #include <cstring>
 #include <sstream>
 #include <string>
 
+#include "course/tensor_map.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
@@ -374,6 +378,48 @@ TEST_P(Sm90_TensorMapDriver, RejectsWhatTheRulesReject) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, Sm90_TensorMapDriver, ::testing::ValuesIn(kRuleCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// ---- The shared library's copy of this chapter's encoding (course/tensor_map.hpp) ----------
+
+// The same request in the library's type, field by field.
+course::TensorMapRequest promoted(const TensorMapRequest& r) {
+  course::TensorMapRequest p;
+  p.data_type = r.data_type;
+  p.rank = r.rank;
+  p.global_address = r.global_address;
+  std::copy(std::begin(r.global_dim), std::end(r.global_dim), std::begin(p.global_dim));
+  std::copy(std::begin(r.global_strides), std::end(r.global_strides), std::begin(p.global_strides));
+  std::copy(std::begin(r.box_dim), std::end(r.box_dim), std::begin(p.box_dim));
+  std::copy(std::begin(r.element_strides), std::end(r.element_strides), std::begin(p.element_strides));
+  p.interleave = r.interleave;
+  p.swizzle = r.swizzle;
+  p.l2_promotion = r.l2_promotion;
+  p.oob_fill = r.oob_fill;
+  return p;
+}
+
+TEST(HostPromotedTensorMap, ReportsTheSameBrokenRuleForEveryCase) {
+  for (const RuleCase& rule : kRuleCases) {
+    TensorMapRequest request = padded_request();
+    rule.breaks(request);
+    EXPECT_EQ(broken_tensor_map_rule(request), course::broken_tensor_map_rule(promoted(request))) << rule.name;
+  }
+  EXPECT_EQ(broken_tensor_map_rule(padded_request()), course::broken_tensor_map_rule(promoted(padded_request())));
+}
+
+TEST_F(Sm90_TensorMap, LibraryCopyEncodesTheSameBytes) {
+  course::DeviceBuffer<float> matrix(999 * 1004);
+  TensorMapRequest swizzled = padded_request(matrix.data());
+  swizzled.box_dim[0] = 32;  // 128 bytes: within the 128-byte swizzle span
+  swizzled.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  TensorMapRequest nan_fill = padded_request(matrix.data());
+  nan_fill.oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+  for (const TensorMapRequest& request : {padded_request(matrix.data()), swizzled, nan_fill}) {
+    const CUtensorMap taught = encode_tiled(request);
+    const CUtensorMap library = course::encode_tiled(promoted(request));
+    EXPECT_EQ(std::memcmp(&taught, &library, sizeof(CUtensorMap)), 0);
+  }
+}
 
 // ---- On the GPU: raw boxes around the matrix's edges ----------------------------------------
 
