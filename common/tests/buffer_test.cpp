@@ -29,10 +29,4 @@ TEST(HostBuffer, OwnershipMovesAndIsNeverCopied) {
   EXPECT_EQ(a.size(), 0u);
 }
 
-TEST(HostBuffer, BytesCountElementsTimesTheirSize) {
-  course::DeviceBuffer<double> none;
-  EXPECT_EQ(none.bytes(), 0u);
-  EXPECT_EQ(sizeof(double) * none.size(), none.bytes());
-}
-
 }  // namespace
