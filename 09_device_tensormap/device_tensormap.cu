@@ -1,0 +1,457 @@
+// 09_device_tensormap: tensor maps encoded on the device, one pair per tensor of a batch.
+//
+// What you learn: why a kernel would make its own tensor maps (one launch over a batch of
+// matrices of different shapes, each needing its own map), the guide's recipe (a template map
+// from the driver, copied into shared memory, fields changed with tensormap.replace, written to
+// global memory by tensormap.cp_fenceproxy, a release, and acquired with
+// fence.proxy.tensormap::generic before cp.async.bulk.tensor reads it), a map built from a
+// zeroed shared buffer without the driver, the scopes .cta, .gpu and .sys by who wrote the map,
+// and why every tensor is checked on the host before a kernel encodes its map.
+// What changed from 07: the map is no longer a parameter made by the driver but data in global
+// memory, written by a kernel; the tile loop picks the map of the tensor each tile belongs to.
+// Hardware: compute capability 9.0 exactly, built for sm_90a (tensormap.replace is
+// architecture-specific); the program skips with the reason on any other GPU.
+// Run: build/09_device_tensormap/device_tensormap [--bench] [--variant=NAME]
+// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#encoding-a-tensor-map-on-device
+//        (4.11.2.2.1-4.11.2.2.4)
+// API: cuda::ptx::tensormap_replace_* https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/tensormap_replace.html
+//      cuda::ptx::tensormap_cp_fenceproxy https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/tensormap_cp_fenceproxy.html
+//      cuda::ptx::fence_proxy_tensormap_generic https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/fence.html
+//      PTX tensormap.replace https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-tensormap-replace
+//      PTX tensormap.cp_fenceproxy https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-tensormap-cp-fenceproxy
+//      PTX fence.proxy.tensormap https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-membar
+//      cudaGetSymbolAddress, cudaMemcpyToSymbol https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html
+#include <cuda.h>  // CUtensorMap and its enums (types only: the driver library is never linked)
+#include <cuda/ptx>
+
+#include <cstdint>
+#include <cstdio>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "course/buffer.hpp"
+#include "course/chapter.hpp"
+#include "course/check.hpp"
+#include "course/output.hpp"
+#include "course/pattern.hpp"
+#include "course/tensor_map.hpp"
+#include "course/wait.cuh"
+#include "device_tensormap_host.hpp"  // the batch, its rules and reference, PTX field codes (no GPU needed)
+
+namespace ptx = cuda::ptx;
+
+constexpr int kBlockThreads = 256;
+constexpr int kWarpThreads = 32;
+constexpr int kBlockWarps = kBlockThreads / kWarpThreads;
+constexpr std::size_t kSmemAlign = 128;                         // TMA shared-memory boxes: 128-byte aligned
+constexpr int kMapBytes = sizeof(CUtensorMap);                  // tensormap.cp_fenceproxy copies exactly this
+constexpr int kMapWords = kMapBytes / sizeof(std::uint64_t);    // a warp copies a map 8 bytes per lane
+static_assert(kMapBytes == 128, "a tensor map is 1024 bits (.b1024), and cp_fenceproxy's only size is 128");
+static_assert(alignof(CUtensorMap) == 128, "cuda.h aligns CUtensorMap to 128 bytes: shared and global copies inherit it");
+static_assert(kTileElems % (4 * kBlockThreads) == 0, "the widest box splits into whole float4 per thread");
+
+// ---- Encoding a map on the device ----------------------------------------------------------
+
+// One lane of the warp; every lane must call it (elect.sync is warp-collective).
+__device__ inline bool elect_one_lane() {
+  std::uint32_t elected = 0;
+  asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(elected));
+  return elected != 0;
+}
+// The thread that issues TMA: one lane of warp 0. The shuffle makes the warp index warp-uniform.
+__device__ inline bool elect_tma_leader() {
+  const int warp_idx = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / kWarpThreads), 0);
+  return warp_idx == 0 && elect_one_lane();
+}
+
+/// [replace_tensor_fields]
+// The fields that differ from one tensor of the batch to the next, with the values of
+// tensor_request(), which the host checked: tensormap.replace itself checks nothing.
+__device__ void replace_tensor_fields(CUtensorMap* smem_map, const float* gmem_matrix, const TensorLayout& t) {
+  ptx::tensormap_replace_global_address(ptx::space_shared, smem_map, gmem_matrix);
+  ptx::tensormap_replace_global_dim(ptx::space_shared, smem_map, ptx::n32_t<0>{}, static_cast<std::uint32_t>(t.cols));
+  ptx::tensormap_replace_global_dim(ptx::space_shared, smem_map, ptx::n32_t<1>{}, static_cast<std::uint32_t>(t.rows));
+  ptx::tensormap_replace_global_stride(ptx::space_shared, smem_map, ptx::n32_t<0>{},  // globalStrides[0], in bytes
+                                       static_cast<std::uint64_t>(t.pitch_elems) * sizeof(float));
+  ptx::tensormap_replace_box_dim(ptx::space_shared, smem_map, ptx::n32_t<0>{}, static_cast<std::uint32_t>(t.box_cols));
+}
+/// [replace_tensor_fields]
+
+/// [replace_fixed_fields]
+// What the driver's template already holds and a zeroed buffer does not: the rest of
+// tensor_request(). The rank is zero-based; the last four take PTX's numbers (ptx_codes).
+__device__ void replace_fixed_fields(CUtensorMap* smem_map) {
+  ptx::tensormap_replace_rank(ptx::space_shared, smem_map, std::uint32_t{kRank - 1});
+  ptx::tensormap_replace_box_dim(ptx::space_shared, smem_map, ptx::n32_t<1>{}, std::uint32_t{kTileRows});
+  ptx::tensormap_replace_element_stride(ptx::space_shared, smem_map, ptx::n32_t<0>{}, std::uint32_t{1});
+  ptx::tensormap_replace_element_stride(ptx::space_shared, smem_map, ptx::n32_t<1>{}, std::uint32_t{1});
+  ptx::tensormap_replace_elemtype(ptx::space_shared, smem_map, ptx::n32_t<ptx_elemtype(CU_TENSOR_MAP_DATA_TYPE_FLOAT32)>{});
+  ptx::tensormap_replace_interleave_layout(ptx::space_shared, smem_map,
+                                           ptx::n32_t<ptx_interleave(CU_TENSOR_MAP_INTERLEAVE_NONE)>{});
+  ptx::tensormap_replace_swizzle_mode(ptx::space_shared, smem_map, ptx::n32_t<ptx_swizzle(CU_TENSOR_MAP_SWIZZLE_NONE)>{});
+  ptx::tensormap_replace_fill_mode(ptx::space_shared, smem_map,
+                                   ptx::n32_t<ptx_fill_mode(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)>{});
+}
+/// [replace_fixed_fields]
+
+/// [build_map]
+// One warp builds map m of the batch ([2t]: input of tensor t, [2t + 1]: its output) in
+// smem_map, starting from `initial` (the driver's template) or, when it is null, from zeros.
+// Every lane calls this.
+__device__ void build_map(CUtensorMap* smem_map, const CUtensorMap* initial, const Batch& batch, int m,
+                          const float* gmem_in, float* gmem_out) {
+  const int lane = threadIdx.x % kWarpThreads;
+  if (lane < kMapWords) smem_map->opaque[lane] = initial != nullptr ? initial->opaque[lane] : 0;
+  __syncwarp();  // the whole starting value is in shared memory before one lane modifies it
+  if (elect_one_lane()) {
+    // One lane does every replace: each one counts as a write of the whole 1024-bit map.
+    const TensorLayout& t = batch.tensors[m / kMapsPerTensor];
+    const float* gmem_base = m % kMapsPerTensor == 0 ? gmem_in : gmem_out;
+    if (initial == nullptr) replace_fixed_fields(smem_map);
+    replace_tensor_fields(smem_map, gmem_base + t.offset_elems, t);
+  }
+  __syncwarp();  // the finished map is visible to every lane: all 32 take part in the copy out
+}
+/// [build_map]
+
+// Where the maps of the batch live when a kernel other than the consumer writes them. A
+// __device__ array is device memory: host code reaches it only through the symbol API
+// (cudaGetSymbolAddress, cudaMemcpyToSymbol), never through `&gmem_batch_maps`.
+__device__ CUtensorMap gmem_batch_maps[kMaxMaps];
+
+/// [encode_kernels]
+// One warp (one block) per map. The template is a __grid_constant__ parameter, the guide's
+// preferred way; it is only read as data here, so any memory space would do.
+__global__ void __launch_bounds__(kWarpThreads)
+    encode_from_template_kernel(const __grid_constant__ CUtensorMap template_map, const __grid_constant__ Batch batch,
+                                const float* gmem_in, float* gmem_out, CUtensorMap* gmem_maps) {
+  __shared__ CUtensorMap smem_map;  // 128-byte aligned by its type
+  build_map(&smem_map, &template_map, batch, blockIdx.x, gmem_in, gmem_out);
+  // The warp copies the 128 bytes to global memory and releases them to the tensormap proxy at
+  // .gpu scope: a thread of this GPU that acquires the map at .gpu scope reads this version.
+  ptx::tensormap_cp_fenceproxy(ptx::sem_release, ptx::scope_gpu, &gmem_maps[blockIdx.x], &smem_map,
+                               ptx::n32_t<kMapBytes>{});
+}
+
+// sm_90a only: 128 zero bytes in shared memory are a valid start; no driver call at all.
+__global__ void __launch_bounds__(kWarpThreads)
+    encode_from_zero_kernel(const __grid_constant__ Batch batch, const float* gmem_in, float* gmem_out,
+                            CUtensorMap* gmem_maps) {
+  __shared__ CUtensorMap smem_map;
+  build_map(&smem_map, nullptr, batch, blockIdx.x, gmem_in, gmem_out);
+  ptx::tensormap_cp_fenceproxy(ptx::sem_release, ptx::scope_gpu, &gmem_maps[blockIdx.x], &smem_map,
+                               ptx::n32_t<kMapBytes>{});  // as above: released at .gpu scope
+}
+/// [encode_kernels]
+
+// ---- Using the maps: every tile of every tensor, each through its tensor's maps -------------
+
+/// [acquire]
+// The other half of the release: before this thread's TMA reads a map in global memory through
+// the tensormap proxy, it acquires the map's 128 bytes at a scope that holds the writer.
+template <ptx::dot_scope kScope>
+__device__ void acquire_map(const CUtensorMap* gmem_map) {
+  ptx::fence_proxy_tensormap_generic(ptx::sem_acquire, ptx::scope_t<kScope>{}, gmem_map, ptx::n32_t<kMapBytes>{});
+}
+/// [acquire]
+
+// Starts the load of the box at `at` into smem_box, completing on `bar` with box_bytes.
+__device__ void load_box(const CUtensorMap* map, TileCoords at, std::uint32_t box_bytes, float* smem_box,
+                         std::uint64_t* bar) {
+  const std::int32_t coords[2] = {at.x, at.y};  // innermost first; outside the tensor: zero fill
+  // The barrier's one arrival, plus the whole box in transaction bytes (the zeros count too).
+  (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar, box_bytes);
+  ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_box, map, coords, bar);
+}
+// Starts the store of smem_box to the box at `at` and closes a bulk async-group around it.
+__device__ void store_box(const CUtensorMap* map, TileCoords at, const float* smem_box) {
+  const std::int32_t coords[2] = {at.x, at.y};  // past the tensor's edge: not written
+  ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, map, coords, smem_box);
+  ptx::cp_async_bulk_commit_group();  // wait_group counts these groups, per issuing thread
+}
+// The computation, in place: each thread doubles float4 chunks of the box.
+__device__ void modify_box(float* smem_box, int box_elems) {
+  float4* chunks = reinterpret_cast<float4*>(smem_box);
+  for (int c = threadIdx.x; c < box_elems / 4; c += kBlockThreads) {
+    const float4 v = chunks[c];
+    chunks[c] = make_float4(modify(v.x), modify(v.y), modify(v.z), modify(v.w));
+  }
+}
+
+/// [tile_loop]
+// A persistent block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the whole batch.
+// gmem_maps holds the pair of each tensor; kScope is where their writer was.
+template <ptx::dot_scope kScope>
+__device__ void double_batch_tiles(const CUtensorMap* gmem_maps, const Batch& batch, bool is_leader) {
+  __shared__ alignas(kSmemAlign) float smem_box[kTileElems];  // [kTileRows][box_cols] of the current tensor
+  __shared__ alignas(8) std::uint64_t full_bar;                // the box has landed
+  if (is_leader) {
+    ptx::mbarrier_init(&full_bar, std::uint32_t{1});  // one arrival per phase: the leader's arrive.expect_tx
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the initialised barrier is visible to TMA
+  }
+  __syncthreads();  // ...and to every thread, before anyone waits on it
+
+  int tensor = 0;     // the tensor of the current tile: a block's tiles only go up
+  int acquired = -1;  // the last tensor whose maps the leader acquired
+  std::uint32_t phase = 0;
+  for (int tile = blockIdx.x; tile < batch.num_tiles; tile += gridDim.x, phase ^= 1u) {
+    while (tile >= batch.first_tile[tensor + 1]) ++tensor;
+    const TensorLayout& t = batch.tensors[tensor];
+    const TileCoords at = tile_origin(t, tile - batch.first_tile[tensor]);
+    const CUtensorMap* in_map = &gmem_maps[kMapsPerTensor * tensor];
+    const CUtensorMap* out_map = in_map + 1;
+    const int box_elems = t.box_cols * kTileRows;
+    if (is_leader) {
+      if (tensor != acquired) {
+        // First use of this tensor's maps by this thread. Stream order or a barrier is not
+        // enough: the thread that issues the copies acquires, once per map while it is unchanged.
+        acquire_map<kScope>(in_map);
+        acquire_map<kScope>(out_map);
+        acquired = tensor;
+      }
+      load_box(in_map, at, static_cast<std::uint32_t>(box_elems * sizeof(float)), smem_box, &full_bar);
+    }
+    course::bounded_wait_parity(&full_bar, phase, {"full", 0, phase});  // the box is in shared memory
+    modify_box(smem_box, box_elems);
+    ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared become visible to the async proxy
+    __syncthreads();                            // every thread's writes are fenced before the store starts
+    if (is_leader) {
+      store_box(out_map, at, smem_box);
+      ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});  // the store has read smem_box: it may be refilled
+    }
+  }
+}
+/// [tile_loop]
+
+/// [consumers]
+// Maps written from the host (cudaMemcpyToSymbol): the writer is outside the GPU, so .sys.
+__global__ void __launch_bounds__(kBlockThreads)
+    consume_host_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch) {
+  double_batch_tiles<ptx::dot_scope::sys>(gmem_maps, batch, elect_tma_leader());
+}
+// Maps written by an encode kernel on this GPU: .gpu suffices on both sides.
+__global__ void __launch_bounds__(kBlockThreads)
+    consume_device_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch) {
+  double_batch_tiles<ptx::dot_scope::gpu>(gmem_maps, batch, elect_tma_leader());
+}
+/// [consumers]
+
+/// [in_block]
+// One launch: each block first encodes every map of the batch into its own slots of
+// gmem_block_maps, one map per warp at a time, then uses them. Writer and user are in the same
+// block, so the release and the acquire need only .cta scope.
+__global__ void __launch_bounds__(kBlockThreads)
+    in_block_kernel(const __grid_constant__ CUtensorMap template_map, const __grid_constant__ Batch batch,
+                    const float* gmem_in, float* gmem_out, CUtensorMap* gmem_block_maps) {
+  __shared__ CUtensorMap smem_maps[kBlockWarps];  // one map under construction per warp
+  const int warp_idx = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / kWarpThreads), 0);
+  const int num_maps = kMapsPerTensor * batch.num_tensors;
+  CUtensorMap* block_maps = gmem_block_maps + static_cast<std::size_t>(blockIdx.x) * num_maps;
+  for (int m = warp_idx; m < num_maps; m += kBlockWarps) {
+    build_map(&smem_maps[warp_idx], &template_map, batch, m, gmem_in, gmem_out);
+    ptx::tensormap_cp_fenceproxy(ptx::sem_release, ptx::scope_cta, &block_maps[m], &smem_maps[warp_idx],
+                                 ptx::n32_t<kMapBytes>{});  // released to this block's tensormap proxy
+    __syncwarp();  // every lane is done with smem_maps[warp_idx] before the next map is built in it
+  }
+  __syncthreads();  // every release happens before the leader's acquires
+  double_batch_tiles<ptx::dot_scope::cta>(block_maps, batch, elect_tma_leader());
+}
+/// [in_block]
+
+// ---- Launchers and the variant table -------------------------------------------------------
+
+// What every launcher needs: the batch, its data, and the places the maps go.
+struct BatchBuffers {
+  Batch batch{};
+  const float* gmem_in = nullptr;
+  float* gmem_out = nullptr;
+  CUtensorMap template_map{};               // made once by the driver; every tensor's map starts from it
+  CUtensorMap* gmem_maps = nullptr;         // gmem_batch_maps, by its device address
+  CUtensorMap* gmem_block_maps = nullptr;   // in_block: 2 x num_tensors maps per block
+  unsigned block_maps_blocks = 0;           // how many blocks' maps gmem_block_maps holds
+};
+
+// How many blocks of `kernel` fit on the GPU at once: the persistent grid.
+template <class Kernel>
+unsigned resident_blocks(Kernel kernel) {
+  int device = 0, num_sms = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, 0));
+  return static_cast<unsigned>(num_sms * blocks_per_sm);
+}
+
+// A persistent grid, never more blocks than tiles, at most `max_blocks` when that is not 0
+// (tests send many tiles through a few blocks).
+template <class Kernel, class... Args>
+void launch_persistent(Kernel kernel, const Batch& batch, unsigned max_blocks, const Args&... args) {
+  unsigned blocks = resident_blocks(kernel);
+  if (max_blocks != 0 && max_blocks < blocks) blocks = max_blocks;
+  if (static_cast<unsigned>(batch.num_tiles) < blocks) blocks = static_cast<unsigned>(batch.num_tiles);
+  kernel<<<blocks, kBlockThreads>>>(args...);
+  COURSE_CHECK_LAUNCH();
+}
+
+/// [launch_host]
+void launch_host_encoded(const BatchBuffers& b, unsigned max_blocks) {
+  CUtensorMap maps[kMaxMaps];
+  for (int t = 0; t < b.batch.num_tensors; ++t) {
+    const TensorLayout& layout = b.batch.tensors[t];
+    maps[kMapsPerTensor * t] = course::encode_tiled(tensor_request(b.gmem_in + layout.offset_elems, layout));
+    maps[kMapsPerTensor * t + 1] = course::encode_tiled(tensor_request(b.gmem_out + layout.offset_elems, layout));
+  }
+  // Host code names a __device__ variable through the symbol API, not through its address.
+  COURSE_CHECK(cudaMemcpyToSymbol(gmem_batch_maps, maps, kMapsPerTensor * b.batch.num_tensors * sizeof(CUtensorMap)));
+  launch_persistent(consume_host_maps_kernel, b.batch, max_blocks, b.gmem_maps, b.batch);
+}
+/// [launch_host]
+
+/// [launch_device]
+void launch_device_template(const BatchBuffers& b, unsigned max_blocks) {
+  const unsigned num_maps = kMapsPerTensor * b.batch.num_tensors;
+  encode_from_template_kernel<<<num_maps, kWarpThreads>>>(b.template_map, b.batch, b.gmem_in, b.gmem_out, b.gmem_maps);
+  COURSE_CHECK_LAUNCH();
+  // Stream order runs the consumer after the encoder; its blocks still acquire every map.
+  launch_persistent(consume_device_maps_kernel, b.batch, max_blocks, b.gmem_maps, b.batch);
+}
+
+void launch_device_zero(const BatchBuffers& b, unsigned max_blocks) {
+  const unsigned num_maps = kMapsPerTensor * b.batch.num_tensors;
+  encode_from_zero_kernel<<<num_maps, kWarpThreads>>>(b.batch, b.gmem_in, b.gmem_out, b.gmem_maps);
+  COURSE_CHECK_LAUNCH();
+  launch_persistent(consume_device_maps_kernel, b.batch, max_blocks, b.gmem_maps, b.batch);
+}
+/// [launch_device]
+
+void launch_in_block(const BatchBuffers& b, unsigned max_blocks) {
+  const unsigned blocks = max_blocks != 0 && max_blocks < b.block_maps_blocks ? max_blocks : b.block_maps_blocks;
+  launch_persistent(in_block_kernel, b.batch, blocks, b.template_map, b.batch, b.gmem_in, b.gmem_out,
+                    b.gmem_block_maps);
+}
+
+using Launch = void (*)(const BatchBuffers& buffers, unsigned max_blocks);
+struct Variant {
+  const char* name;
+  const char* summary;
+  Launch launch;
+};
+const Variant kVariants[] = {
+    {"host_encoded", "maps made by the driver on the host, cudaMemcpyToSymbol; consumer acquires at .sys",
+     &launch_host_encoded},
+    {"device_template", "driver template; one warp per map replaces 5 fields, release/acquire at .gpu",
+     &launch_device_template},
+    {"device_zero", "no driver: every field replaced in zeroed shared memory (sm_90a), .gpu",
+     &launch_device_zero},
+    {"in_block", "one launch: each block encodes every map into its own slots, release/acquire at .cta",
+     &launch_in_block},
+};
+
+// ---- run(): verify every variant, then time the correct ones ------------------------------
+
+// The batch of `shapes` in one input and one (poisoned, guarded) output allocation.
+struct Problem {
+  explicit Problem(const std::vector<TensorShape>& shapes)
+      : plan(plan_batch(shapes)), host_in(static_cast<std::size_t>(std::max<std::int64_t>(plan.total_elems, 0))),
+        gmem_in(host_in.size()), gmem_out(host_in.size()) {
+    const std::vector<std::string> problems = batch_problems(plan, gmem_in.data(), gmem_out.data());
+    if (!problems.empty()) throw std::invalid_argument("the batch cannot be described by tensor maps:" + joined(problems));
+    course::fill_pattern(host_in);
+    gmem_in.upload(host_in.data());
+    expected = reference(host_in, plan);
+    buffers.batch = batch_param(plan);
+    buffers.gmem_in = gmem_in.data();
+    buffers.gmem_out = gmem_out.data();
+    buffers.template_map = course::encode_tiled(template_request(gmem_in.data()));
+    COURSE_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&buffers.gmem_maps), gmem_batch_maps));
+    buffers.block_maps_blocks = resident_blocks(in_block_kernel);
+    gmem_block_maps = course::DeviceBuffer<CUtensorMap>(std::size_t{buffers.block_maps_blocks} * kMapsPerTensor *
+                                                        plan.tensors.size());
+    buffers.gmem_block_maps = gmem_block_maps.data();
+  }
+  // Bytes of the matrices themselves (no padding), each read once and written once by a run.
+  std::size_t bytes_moved() const {
+    std::size_t elems = 0;
+    for (const TensorLayout& t : plan.tensors) elems += std::size_t(t.rows) * t.cols;
+    return 2 * elems * sizeof(float);
+  }
+  BatchPlan plan;
+  std::vector<float> host_in, expected;
+  course::DeviceBuffer<float> gmem_in;
+  course::GuardedOutput<float> gmem_out;
+  course::DeviceBuffer<CUtensorMap> gmem_block_maps;
+  BatchBuffers buffers;
+};
+
+// Poison the output and every map slot (no variant may pass on maps another one left behind),
+// launch, synchronise, compare bit-exactly: padding, gaps between tensors and guard bands included.
+course::Comparison verify(const Variant& v, Problem& p, unsigned max_blocks = 0) {
+  p.gmem_out.poison();
+  COURSE_CHECK(cudaMemset(p.buffers.gmem_maps, course::kPoisonByte, sizeof(CUtensorMap) * kMaxMaps));
+  COURSE_CHECK(cudaMemset(p.gmem_block_maps.data(), course::kPoisonByte, p.gmem_block_maps.bytes()));
+  v.launch(p.buffers, max_blocks);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  return p.gmem_out.check(p.expected);
+}
+
+void run(const course::Options& opts, course::Report& report) {
+  Problem problem(default_shapes(opts.size_bytes));
+  for (const Variant& v : kVariants) {
+    course::check_and_time(
+        opts, report, v.name, [&] { return verify(v, problem); }, [&] { v.launch(problem.buffers, 0); },
+        problem.bytes_moved());  // maps are made again in every timed run, as for a new batch
+  }
+}
+
+// What runs without a GPU: the default batch, and the host check every batch goes through.
+constexpr std::size_t kVerifyBytes = 64u << 20;
+void print_host_model(std::ostream& out) {
+  const BatchPlan plan = plan_batch(default_shapes(kVerifyBytes));
+  out << "batch of the default --size (" << course::format_size(kVerifyBytes) << "): " << plan.tensors.size()
+      << " float matrices in one allocation, " << plan.num_tiles << " tiles, one input and one output map each\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "  %6s %8s x %-6s %6s %10s %7s %10s\n", "tensor", "rows", "cols", "pitch", "box",
+                "tiles", "offset");
+  out << line;
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorLayout& t = plan.tensors[i];
+    const std::string box = std::to_string(kTileRows) + " x " + std::to_string(t.box_cols);
+    std::snprintf(line, sizeof line, "  %6zu %8d x %-6d %6d %10s %7d %10lld\n", i, t.rows, t.cols, t.pitch_elems,
+                  box.c_str(), t.tiles_x * ((t.rows + kTileRows - 1) / kTileRows),
+                  static_cast<long long>(t.offset_elems));
+    out << line;
+  }
+  const float* aligned = reinterpret_cast<const float*>(std::uintptr_t{1} << 20);  // any 16-byte aligned address
+  const std::vector<std::string> none = batch_problems(plan, aligned, aligned);
+  out << "host check of every map before a kernel encodes it (tensormap.replace checks nothing): "
+      << (none.empty() ? "all " + std::to_string(kMapsPerTensor * plan.tensors.size()) + " maps pass" : joined(none))
+      << "\na batch it refuses:" << joined(batch_problems(plan_batch({{999, 1001, 1001}, {0, 64, 64}, {40, 100, 104}}),
+                                                          aligned, aligned))
+      << '\n';
+}
+
+course::ChapterInfo chapter_info() {
+  course::ChapterInfo info;
+  info.program = "device_tensormap";
+  info.title = "09 device_tensormap: tensor maps encoded on the device (tensormap.replace)";
+  info.explanation =
+      "Eight float matrices of different shapes in one allocation are doubled in one launch, tile by\n"
+      "tile, each through its own pair of tensor maps. The maps are made by the driver on the host, or\n"
+      "on the device from a driver-made template or from zeros (tensormap.replace, then\n"
+      "tensormap.cp_fenceproxy), or inside the consuming blocks; every map is acquired before use.";
+  info.requirement = {9, 0, true, "tensormap.replace (sm_90a)"};
+  info.verify_bytes = kVerifyBytes;
+  info.bench_bytes = 1u << 30;
+  info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
+    if (bytes % (1u << 20) != 0 || bytes == 0) return "--size must be a whole number of MiB (at least 1M)";
+    if (bytes > (std::size_t{16} << 30)) return "--size must be at most 16G";
+    return std::nullopt;
+  };
+  info.host_model = print_host_model;
+  return info;
+}
+
+#ifndef COURSE_NO_MAIN
+int main(int argc, char** argv) { return course::chapter_main(argc, argv, chapter_info(), kVariants, run); }
+#endif
