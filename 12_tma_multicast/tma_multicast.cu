@@ -1,0 +1,447 @@
+// 12_tma_multicast: one TMA load lands in the shared memory of several blocks of a cluster.
+//
+// What you learn: how cp.async.bulk.tensor with .multicast::cluster and a 16-bit ctaMask writes
+// one box from global memory to the same shared-memory offset of every block the mask names, and
+// signals each of those blocks' own mbarrier; how a tiled matrix product shares an A tile along a
+// row of the cluster and a B tile along a column, each block loading one slice of each; how to
+// count the stage barriers when other blocks write into yours (full: the bytes that land here,
+// from every sender; empty: one arrival per consumer warp of every block this one writes into,
+// (blocks sharing A + blocks sharing B - 1) x warps); and why no block may exit early.
+// What changed: chapter 07's tensor copies now write into other blocks' shared memory, and chapter
+// 10's remote arrivals now release pipeline stages.
+// Hardware: compute capability 9.0, built for sm_90a (CCCL 3.0 offers the multicast copy for
+// sm_90a only); elsewhere the program reports skipped.
+// Run: build/12_tma_multicast/tma_multicast [--bench] [--variant=NAME] [--size=BYTES_OF_C]
+// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-the-tensor-memory-accelerator-tma
+//        https://docs.nvidia.com/cuda/cuda-programming-guide/01-introduction/programming-model.html#thread-block-clusters
+// API: cuda::ptx::cp_async_bulk_tensor (ctaMask) https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_bulk_tensor.html
+//      cuda::ptx::mbarrier_arrive (space_cluster) https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_arrive.html
+//      cuda::ptx::mbarrier_try_wait_parity https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_try_wait.html
+//      cooperative_groups::cluster_group https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
+//      PTX cp.async.bulk.tensor https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async-bulk-tensor
+//      PTX mbarrier https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier
+#include <cooperative_groups.h>
+#include <cuda.h>  // CUtensorMap (types only: the driver library is never linked)
+#include <cuda/ptx>
+#include <cuda/std/chrono>
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "course/buffer.hpp"
+#include "course/chapter.hpp"
+#include "course/check.hpp"
+#include "course/output.hpp"
+#include "course/pattern.hpp"
+#include "course/tensor_map.hpp"  // TensorMapRequest, encode_tiled(): taught in chapter 07
+#include "course/wait.cuh"
+#include "tma_multicast_cluster.hpp"  // ClusterShape, masks, release targets, barrier counts, ClusterPlan
+
+namespace cg = cooperative_groups;
+namespace ptx = cuda::ptx;
+
+// The tile (kTileM x kTileN of C, k-tiles of kTileK), kConsumerWarps and the byte counts of one
+// stage live in tma_multicast_cluster.hpp, with the cluster model that counts with them.
+constexpr int kStages = 4;                                   // k-tiles in flight per block
+constexpr int kProducerWarp = kConsumerWarps;                // the last warp issues the loads
+constexpr int kThreads = (kConsumerWarps + 1) * 32;          // 288
+constexpr int kRowsPerWarp = kTileM / kConsumerWarps;        // 8 rows of C per consumer warp
+constexpr int kColsPerLane = kTileN / 32;                    // 2 columns per lane: lane and lane + 32
+constexpr int kDefaultN = 1024, kDefaultK = 1024;            // --size sets M (bytes of C = M x 4 KiB)
+constexpr std::size_t kRowBytes = kDefaultN * sizeof(float);
+constexpr int kMaxK = 1 << 20;                               // sums of up to 2^20 products of -4..4 stay exact
+static_assert(kTileK * sizeof(float) % 16 == 0 && kTileN * sizeof(float) % 16 == 0,
+              "TMA box rows (boxDim[0] x element size) are multiples of 16 bytes");
+static_assert(kTileM % kConsumerWarps == 0 && kTileN == 32 * kColsPerLane && kTileK % 4 == 0,
+              "every consumer lane owns whole rows and columns; A is read as float4 along k");
+
+/// [cursor]
+// Which stage k-tile i uses and the parity of its round through the ring of stages.
+template <int kRing>
+struct StageCursor {
+  int stage = 0;
+  std::uint32_t phase = 0;
+  __host__ __device__ void advance() {
+    if (++stage == kRing) {
+      stage = 0;
+      phase ^= 1u;  // next round: each stage's barriers are one phase further on
+    }
+  }
+};
+/// [cursor]
+
+// ---- The problem: C = A x B with small integers in float --------------------------------------
+
+struct GemmShape {
+  int m;  // rows of A and C
+  int n;  // columns of B and C
+  int k;  // columns of A, rows of B
+};
+
+// Integers in -4..4: every product and every sum of up to kMaxK of them is exact in float, in any order.
+inline float operand_value(std::uint64_t index, std::uint32_t seed) {
+  return static_cast<float>(static_cast<int>(course::pattern_u32(index, seed) % 9u) - 4);
+}
+
+std::vector<float> reference(const std::vector<float>& a, const std::vector<float>& b, const GemmShape& s) {
+  std::vector<float> c(std::size_t(s.m) * s.n, 0.0f);
+  for (int i = 0; i < s.m; ++i) {
+    float* c_row = c.data() + std::size_t(i) * s.n;
+    for (int k = 0; k < s.k; ++k) {
+      const float a_ik = a[std::size_t(i) * s.k + k];
+      const float* b_row = b.data() + std::size_t(k) * s.n;
+      for (int j = 0; j < s.n; ++j) c_row[j] += a_ik * b_row[j];
+    }
+  }
+  return c;
+}
+
+/// [maps]
+// A (M x K) and B (K x N), row-major. One box is one slice: each of a_sharers blocks loads
+// kTileM / a_sharers rows of an A tile, each of b_sharers blocks kTileK / b_sharers rows of a B tile.
+course::TensorMapRequest a_request(const float* gmem_a, const GemmShape& s, const ClusterShape& c) {
+  course::TensorMapRequest r;  // float32, rank 2, no swizzle, zeros outside the matrix
+  r.global_address = gmem_a;
+  r.global_dim[0] = static_cast<std::uint64_t>(s.k);
+  r.global_dim[1] = static_cast<std::uint64_t>(s.m);
+  r.global_strides[0] = static_cast<std::uint64_t>(s.k) * sizeof(float);
+  r.box_dim[0] = kTileK;
+  r.box_dim[1] = static_cast<std::uint32_t>(kTileM / a_sharers(c));
+  return r;
+}
+course::TensorMapRequest b_request(const float* gmem_b, const GemmShape& s, const ClusterShape& c) {
+  course::TensorMapRequest r;
+  r.global_address = gmem_b;
+  r.global_dim[0] = static_cast<std::uint64_t>(s.n);
+  r.global_dim[1] = static_cast<std::uint64_t>(s.k);
+  r.global_strides[0] = static_cast<std::uint64_t>(s.n) * sizeof(float);
+  r.box_dim[0] = kTileN;
+  r.box_dim[1] = static_cast<std::uint32_t>(kTileK / b_sharers(c));
+  return r;
+}
+/// [maps]
+
+// ---- Device building blocks ---------------------------------------------------------------------
+
+// One k-tile's operands in shared memory; slice j of A starts at row j * kTileM / a_sharers.
+struct StageTiles {
+  float a[kTileM * kTileK];  // [kTileM][kTileK]
+  float b[kTileK * kTileN];  // [kTileK][kTileN]
+};
+struct SharedTiles {
+  StageTiles stage[kStages];
+};
+constexpr std::size_t kDynamicSmemBytes = sizeof(SharedTiles) + kSmemAlign;  // + room to align
+
+/// [cluster_wait]
+// course::bounded_wait_parity with *cluster*-scope acquire (as in chapter 10): the phases of these
+// barriers are completed by other blocks (their multicast's complete-tx, their remote arrivals).
+struct ClusterScopeBarrier {
+  std::uint64_t* mbar;
+  template <class Duration>
+  __device__ bool try_wait_parity_for(bool parity, Duration hint) {
+    const auto hint_ns = static_cast<std::uint32_t>(cuda::std::chrono::nanoseconds(hint).count());
+    return ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, mbar, std::uint32_t{parity}, hint_ns);
+  }
+};
+/// [cluster_wait]
+
+// One lane of a converged warp (elect.sync: a warp-uniform choice; CCCL 3.0 has no wrapper for it).
+__device__ inline bool elect_one_lane() {
+  std::uint32_t elected = 0;
+  asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(elected));
+  return elected != 0;
+}
+
+/// [producer]
+template <class Plan>
+__device__ void produce(const CUtensorMap* a_map, const CUtensorMap* b_map, SharedTiles& smem,
+                        std::uint64_t* full_bar, std::uint64_t* empty_bar, int x, int y, int num_k_tiles) {
+  constexpr ClusterShape kShape = Plan::kShape;
+  constexpr int kASliceRows = kTileM / a_sharers(kShape), kBSliceRows = kTileK / b_sharers(kShape);
+  const int a_row = static_cast<int>(blockIdx.y) * kTileM + a_slice(kShape, x) * kASliceRows;  // our slice of A
+  const int b_col = static_cast<int>(blockIdx.x) * kTileN;
+  const std::uint16_t a_mask = a_multicast_mask(kShape, x, y), b_mask = b_multicast_mask(kShape, x, y);
+  StageCursor<kStages> cursor;
+  for (int kt = 0; kt < num_k_tiles; ++kt, cursor.advance()) {
+    // The stage is free in every block we write into: all their consumer warps arrived on OUR barrier.
+    ClusterScopeBarrier empty{&empty_bar[cursor.stage]};
+    course::bounded_wait_parity(empty, cursor.phase ^ 1u, {"empty", cursor.stage, cursor.phase ^ 1u});
+    // Our one arrival, announcing every byte that lands in OUR stage this round, ours and our peers'.
+    (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[cursor.stage],
+                                         std::uint32_t{Plan::kFullTxBytes});
+    StageTiles& tiles = smem.stage[cursor.stage];
+    float* smem_a_slice = tiles.a + a_slice(kShape, x) * kASliceRows * kTileK;
+    float* smem_b_slice = tiles.b + b_slice(kShape, y) * kBSliceRows * kTileN;
+    const std::int32_t a_coords[2] = {kt * kTileK, a_row};  // innermost first: column, row
+    const std::int32_t b_coords[2] = {b_col, kt * kTileK + b_slice(kShape, y) * kBSliceRows};
+    if constexpr (kShape.multicast) {
+      // TUTORIAL: one load, delivered to the same shared-memory offset of every block in the mask;
+      // the complete-tx goes to the barrier at full_bar's offset in EACH of those blocks, so each
+      // block's barrier counts exactly the bytes that land in it. Addresses are our own (shared::cta).
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, smem_a_slice, a_map, a_coords,
+                                &full_bar[cursor.stage], a_mask);
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, smem_b_slice, b_map, b_coords,
+                                &full_bar[cursor.stage], b_mask);
+    } else {
+      ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_a_slice, a_map, a_coords,
+                                &full_bar[cursor.stage]);
+      ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_b_slice, b_map, b_coords,
+                                &full_bar[cursor.stage]);
+    }
+  }
+}
+/// [producer]
+
+// acc[i][j] += A[row0 + i][k] * B[k][lane + 32 j] over the k-tile. A is read as float4 along k (one
+// address for the whole warp: a broadcast), B as 32 consecutive floats (no bank conflict).
+__device__ void multiply_tile(const StageTiles& tiles, int warp_idx, int lane,
+                              float (&acc)[kRowsPerWarp][kColsPerLane]) {
+  const int row0 = warp_idx * kRowsPerWarp;
+#pragma unroll 2
+  for (int k = 0; k < kTileK; k += 4) {
+    float4 a[kRowsPerWarp];
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) a[i] = *reinterpret_cast<const float4*>(&tiles.a[(row0 + i) * kTileK + k]);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      float b[kColsPerLane];
+#pragma unroll
+      for (int j = 0; j < kColsPerLane; ++j) b[j] = tiles.b[(k + kk) * kTileN + lane + 32 * j];
+#pragma unroll
+      for (int i = 0; i < kRowsPerWarp; ++i) {
+        const float a_ik = kk == 0 ? a[i].x : kk == 1 ? a[i].y : kk == 2 ? a[i].z : a[i].w;
+#pragma unroll
+        for (int j = 0; j < kColsPerLane; ++j) acc[i][j] += a_ik * b[j];
+      }
+    }
+  }
+}
+
+/// [consumer]
+template <class Plan>
+__device__ void consume(const SharedTiles& smem, std::uint64_t* full_bar, std::uint64_t* empty_bar,
+                        cg::cluster_group& cluster, int x, int y, int num_k_tiles, int warp_idx, int lane,
+                        float (&acc)[kRowsPerWarp][kColsPerLane]) {
+  constexpr ClusterShape kShape = Plan::kShape;
+  // Lane i of every consumer warp releases the stage to the i-th block that writes into us.
+  const bool is_signalling_lane = lane < num_release_targets(kShape);
+  const int target = is_signalling_lane ? release_target(kShape, x, y, lane) : static_cast<int>(cluster.block_rank());
+  std::uint64_t* dsmem_target_empty = cluster.map_shared_rank(empty_bar, target);  // mapa: its empty_bar[0]
+  StageCursor<kStages> cursor;
+  for (int kt = 0; kt < num_k_tiles; ++kt, cursor.advance()) {
+    ClusterScopeBarrier full{&full_bar[cursor.stage]};
+    course::bounded_wait_parity(full, cursor.phase, {"full", cursor.stage, cursor.phase});  // all slices landed
+    multiply_tile(smem.stage[cursor.stage], warp_idx, lane, acc);
+    __syncwarp();  // every lane of this warp has finished reading the stage...
+    if (is_signalling_lane) {
+      // ...so its signalling lanes tell each writer, with release at cluster scope, that it may refill.
+      ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, dsmem_target_empty + cursor.stage);
+    }
+  }
+}
+/// [consumer]
+
+__device__ void store_tile(float* gmem_c, const GemmShape& s, int warp_idx, int lane,
+                           const float (&acc)[kRowsPerWarp][kColsPerLane]) {
+  for (int i = 0; i < kRowsPerWarp; ++i) {
+    const int row = static_cast<int>(blockIdx.y) * kTileM + warp_idx * kRowsPerWarp + i;
+    for (int j = 0; j < kColsPerLane; ++j) {
+      const int col = static_cast<int>(blockIdx.x) * kTileN + lane + 32 * j;
+      if (row < s.m && col < s.n) gmem_c[std::size_t(row) * s.n + col] = acc[i][j];  // the grid overhangs the matrix
+    }
+  }
+}
+
+/// [kernel]
+template <class Plan>
+__global__ void __cluster_dims__(Plan::kShape.x, Plan::kShape.y, 1) __launch_bounds__(kThreads)
+    gemm_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map, float* gmem_c,
+                GemmShape shape) {
+  extern __shared__ unsigned char smem_raw[];  // the runtime promises 16-byte alignment only
+  // The same padding in every block: multicast writes to the same offset in each destination.
+  const auto misalign = static_cast<std::size_t>(__cvta_generic_to_shared(smem_raw) % kSmemAlign);
+  SharedTiles& smem = *reinterpret_cast<SharedTiles*>(smem_raw + (kSmemAlign - misalign) % kSmemAlign);
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];   // phase r: round r's k-tile has landed here, all slices
+  __shared__ alignas(8) std::uint64_t empty_bar[kStages];  // phase r: every block we write into has read round r
+  cg::cluster_group cluster = cg::this_cluster();
+  const int x = static_cast<int>(cluster.block_index().x), y = static_cast<int>(cluster.block_index().y);
+  const int warp_idx = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);  // warp-uniform
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int num_k_tiles = (shape.k + kTileK - 1) / kTileK;
+
+  if (warp_idx == kProducerWarp && elect_one_lane()) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // one arrival: our producer's arrive.expect_tx
+      ptx::mbarrier_init(&empty_bar[s], std::uint32_t{Plan::kEmptyArrivals});  // every warp of every block we feed
+    }
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the inits are visible cluster-wide...
+  }
+  cluster.sync();  // ...before any block multicasts into or arrives on another: all have initialised
+
+  if (warp_idx == kProducerWarp) {
+    if (elect_one_lane()) produce<Plan>(&a_map, &b_map, smem, full_bar, empty_bar, x, y, num_k_tiles);
+  } else {
+    float acc[kRowsPerWarp][kColsPerLane] = {};
+    consume<Plan>(smem, full_bar, empty_bar, cluster, x, y, num_k_tiles, warp_idx, lane, acc);
+    store_tile(gmem_c, shape, warp_idx, lane, acc);
+  }
+  // TUTORIAL: our last full waits prove that nothing more will land in our shared memory, but the
+  // other blocks' arrivals for our last kStages stages may still be on their way to our empty
+  // barriers, and our own last multicasts may still be on their way to them. Each block arrives
+  // here after its remote arrivals (barrier.cluster.arrive releases them) and after its last full
+  // wait; nobody leaves before everybody has arrived: when we exit, nothing can still reach us.
+  cluster.sync();
+}
+/// [kernel]
+
+// ---- Launchers and the variant table ------------------------------------------------------------
+
+struct GemmMaps {
+  CUtensorMap a, b;  // host copies, passed by value as __grid_constant__ parameters
+};
+
+/// [launch]
+// Enough blocks to cover C, rounded up to whole clusters: blocks past the edge load zeros and store nothing.
+inline dim3 gemm_grid(const GemmShape& s, const ClusterShape& c) {
+  auto whole_clusters = [](int tiles, int cluster) { return static_cast<unsigned>((tiles + cluster - 1) / cluster * cluster); };
+  return dim3(whole_clusters((s.n + kTileN - 1) / kTileN, c.x), whole_clusters((s.m + kTileM - 1) / kTileM, c.y));
+}
+
+template <class Plan>
+void launch_gemm(const GemmMaps& maps, float* gmem_c, const GemmShape& shape) {
+  // Above 48 KiB a kernel must opt in to the dynamic shared memory it asks for.
+  COURSE_CHECK(cudaFuncSetAttribute(gemm_kernel<Plan>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(kDynamicSmemBytes)));
+  // __cluster_dims__ makes clusters of an ordinary launch; the grid counts blocks and is a multiple of them.
+  gemm_kernel<Plan><<<gemm_grid(shape, Plan::kShape), kThreads, kDynamicSmemBytes>>>(maps.a, maps.b, gmem_c, shape);
+  COURSE_CHECK_LAUNCH();
+}
+/// [launch]
+
+using Launch = void (*)(const GemmMaps& maps, float* gmem_c, const GemmShape& shape);
+
+struct Variant {
+  const char* name;
+  const char* summary;
+  ClusterShape cluster;
+  Launch launch;
+};
+template <class Plan>
+constexpr Variant variant(const char* name, const char* summary) {
+  return {name, summary, Plan::kShape, &launch_gemm<Plan>};
+}
+const Variant kVariants[] = {
+    variant<ClusterPlan<2, 2, false>>("no_multicast", "2x2 clusters; every block loads its whole A and B tiles itself"),
+    variant<ClusterPlan<2, 1, true>>("multicast_2x1", "A shared by the 2 blocks of a cluster row (half each); B not shared"),
+    variant<ClusterPlan<2, 2, true>>("multicast_2x2", "A shared along cluster rows, B along columns: half of each per block"),
+    variant<ClusterPlan<4, 2, true>>("multicast_4x2", "8-block clusters: a quarter of each A tile, half of each B tile"),
+};
+
+// ---- run(): verify every variant, then time the correct ones ------------------------------------
+
+// The shape's first broken rule, or nothing (the tensor-map rules are checked by encode_tiled()).
+inline std::optional<std::string> broken_shape_rule(const GemmShape& s) {
+  if (s.m < 1 || s.n < 1 || s.k < 1) return "M, N and K must be at least 1";
+  if (s.k > kMaxK) return "K must be at most 2^20: longer sums of -4..4 products are not exact in float";
+  if (s.m > (1 << 21) || s.n > (1 << 21)) return "M and N must be at most 2^21 (gridDim.y is at most 65535)";
+  return std::nullopt;
+}
+inline GemmShape checked(const GemmShape& s) {
+  if (std::optional<std::string> broken = broken_shape_rule(s)) throw std::invalid_argument(*broken);
+  return s;
+}
+
+struct Problem {
+  explicit Problem(const GemmShape& s)
+      : shape(checked(s)), host_a(std::size_t(shape.m) * shape.k), host_b(std::size_t(shape.k) * shape.n),
+        gmem_a(host_a.size()), gmem_b(host_b.size()), gmem_c(std::size_t(shape.m) * shape.n) {
+    for (std::size_t i = 0; i < host_a.size(); ++i) host_a[i] = operand_value(i, 1);
+    for (std::size_t i = 0; i < host_b.size(); ++i) host_b[i] = operand_value(i, 2);
+    expected = reference(host_a, host_b, shape);
+    gmem_a.upload(host_a.data());
+    gmem_b.upload(host_b.data());
+  }
+  GemmMaps maps(const ClusterShape& c) const {
+    return {course::encode_tiled(a_request(gmem_a.data(), shape, c)), course::encode_tiled(b_request(gmem_b.data(), shape, c))};
+  }
+  std::size_t compulsory_bytes() const { return (host_a.size() + host_b.size() + expected.size()) * sizeof(float); }
+  GemmShape shape;
+  std::vector<float> host_a, host_b, expected;
+  course::DeviceBuffer<float> gmem_a, gmem_b;
+  course::GuardedOutput<float> gmem_c;
+};
+
+// Poison, launch, synchronise, compare bit-exactly (guard bands included).
+course::Comparison verify(const Variant& v, Problem& p) {
+  const GemmMaps maps = p.maps(v.cluster);
+  p.gmem_c.poison();
+  v.launch(maps, p.gmem_c.data(), p.shape);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  return p.gmem_c.check(p.expected, static_cast<std::size_t>(p.shape.n));
+}
+
+void run(const course::Options& opts, course::Report& report) {
+  Problem problem({static_cast<int>(opts.size_bytes / kRowBytes), kDefaultN, kDefaultK});
+  for (const Variant& v : kVariants) {
+    if (!course::selected(opts, v.name)) continue;
+    const GemmMaps maps = problem.maps(v.cluster);  // encoded once, outside the timed launches
+    course::check_and_time(
+        opts, report, v.name, [&] { return verify(v, problem); },
+        [&] { v.launch(maps, problem.gmem_c.data(), problem.shape); },
+        problem.compulsory_bytes());  // A and B read once, C written once: the problem's own bytes
+  }
+}
+
+// What runs without a GPU: each variant's masks and barrier counts, and what its loads ask of the L2.
+void print_host_model(std::ostream& out) {
+  out << "tile " << kTileM << " x " << kTileN << " of C per block, k-tiles of " << kTileK << ", " << kStages
+      << " stages; " << kStageBytes / 1024 << " KiB land in every block per k-tile; " << kConsumerWarps
+      << " consumer warps + 1 producer warp\n";
+  for (const Variant& v : kVariants) {
+    const ClusterShape& c = v.cluster;
+    auto bits = [&](std::uint16_t mask) {
+      std::string text;
+      for (int r = c.x * c.y - 1; r >= 0; --r) text += (mask >> r & 1u) ? '1' : '0';
+      return text;
+    };
+    char share[64];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * issued_bytes_per_k_tile(c) / kStageBytes);
+    out << "  " << v.name << ": cluster " << c.x << "x" << c.y << ", block (0,0) sends A to " << bits(a_multicast_mask(c, 0, 0))
+        << " and B to " << bits(b_multicast_mask(c, 0, 0)) << "; empty expects (" << a_sharers(c) << " + "
+        << b_sharers(c) << " - 1) x " << kConsumerWarps << " = " << empty_arrivals(c) << "; it loads "
+        << issued_bytes_per_k_tile(c) / 1024 << " KiB per k-tile (" << share << ")\n";
+  }
+}
+
+course::ChapterInfo chapter_info() {
+  course::ChapterInfo info;
+  info.program = "tma_multicast";
+  info.title = "12 tma_multicast: one TMA load into the shared memory of several blocks";
+  info.explanation =
+      "C = A x B (float, small integers: exact) with 64 x 64 tiles of C per block and a 4-stage TMA pipeline.\n"
+      "In a cluster, the blocks of a row share their A tile and the blocks of a column their B tile: each\n"
+      "block loads one slice of each and multicasts it (ctaMask) to the blocks that share it. Compared with\n"
+      "the same kernel without multicast. N = K = 1024; --size is the bytes of C (M rows of 4 KiB).";
+  info.requirement = {9, 0, true, "TMA multicast (sm_90a)"};
+  info.verify_bytes = 1u << 20;
+  info.bench_bytes = 16u << 20;
+  info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
+    if (bytes % kRowBytes != 0 || bytes / kRowBytes > (1u << 14)) {
+      return "--size is the bytes of C: a whole number of 4 KiB rows (1024 floats), at most 64 MiB "
+             "(the reference is computed on the CPU)";
+    }
+    return std::nullopt;
+  };
+  info.host_model = print_host_model;
+  return info;
+}
+
+#ifndef COURSE_NO_MAIN
+int main(int argc, char** argv) { return course::chapter_main(argc, argv, chapter_info(), kVariants, run); }
+#endif
