@@ -399,10 +399,8 @@ course::ChapterInfo chapter_info() {
   info.requirement = {8, 0, false, "mbarrier and cp.async (LDGSTS)"};
   info.verify_bytes = 8u << 20;
   info.bench_bytes = 1u << 30;
-  info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
-    if (bytes % kBatchBytes != 0) return "--size must be a whole number of 4 KiB batches (1024 uint32 elements)";
-    return std::nullopt;
-  };
+  info.size_rule =
+      course::whole_multiples_of(kBatchBytes, "--size must be a whole number of 4 KiB batches (1024 uint32 elements)");
   info.host_model = print_host_model;
   return info;
 }

@@ -511,10 +511,8 @@ course::ChapterInfo chapter_info() {
   info.requirement = {9, 0, false, "cp.async.bulk (TMA)"};
   info.verify_bytes = (8u << 20) + 3 * kBulkAlignBytes;  // a ragged end: the last tile holds 48 bytes
   info.bench_bytes = 1u << 30;
-  info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
-    if (bytes % kBulkAlignBytes != 0) return "--size must be a multiple of 16 bytes (bulk copies move 16-byte units)";
-    return std::nullopt;
-  };
+  info.size_rule =
+      course::whole_multiples_of(kBulkAlignBytes, "--size must be a multiple of 16 bytes (bulk copies move 16-byte units)");
   info.host_model = print_host_model;
   return info;
 }

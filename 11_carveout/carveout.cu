@@ -452,10 +452,8 @@ course::ChapterInfo chapter_info() {
   info.requirement = {8, 0, false, "a configurable L1/shared carveout from 0 KiB and LDGSTS"};
   info.verify_bytes = 8u << 20;
   info.bench_bytes = 1u << 30;
-  info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
-    if (bytes % kSizeQuantum != 0) return "--size must be a whole number of 64 KiB steps (16 batches of 1024 uint32)";
-    return std::nullopt;
-  };
+  info.size_rule =
+      course::whole_multiples_of(kSizeQuantum, "--size must be a whole number of 64 KiB steps (16 batches of 1024 uint32)");
   info.host_model = print_host_model;
   return info;
 }

@@ -188,6 +188,16 @@ class Report {
   int iters_ = 0;
 };
 
+/// The most common size rule: --size must be a positive whole multiple of @p quantum bytes;
+/// otherwise the chapter's one-line @p rule is the answer.
+inline std::function<std::optional<std::string>(std::size_t)> whole_multiples_of(std::size_t quantum,
+                                                                                std::string rule) {
+  return [quantum, rule = std::move(rule)](std::size_t bytes) -> std::optional<std::string> {
+    if (bytes == 0 || bytes % quantum != 0) return rule;
+    return std::nullopt;
+  };
+}
+
 /// Names and summaries of a chapter's variant table (any struct with `name` and `summary`).
 template <class Table>
 std::vector<VariantInfo> variant_infos(const Table& table) {

@@ -88,6 +88,14 @@ TEST(HostCli, UnknownVariantListsTheKnownOnes) {
   }
 }
 
+TEST(HostCli, WholeMultiplesRuleNamesItself) {
+  const auto rule = course::whole_multiples_of(4096, "--size must be a whole number of 4 KiB batches");
+  EXPECT_FALSE(rule(4096));
+  EXPECT_FALSE(rule(3 * 4096));
+  EXPECT_EQ(rule(4096 + 16), "--size must be a whole number of 4 KiB batches");
+  EXPECT_TRUE(rule(0));
+}
+
 TEST(HostCli, ChapterSizeRuleIsApplied) { EXPECT_THROW(resolve({"--size=1000"}), UsageError); }
 
 }  // namespace
