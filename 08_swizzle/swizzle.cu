@@ -93,6 +93,19 @@ std::vector<T> reference_transpose(const std::vector<T>& in, int rows, int cols)
   return out;
 }
 
+// Every 32 x 32 tile transposed where it is: what tma_tiles_in_place writes (rows x cols).
+std::vector<float> reference_tiles_in_place(const std::vector<float>& in, int rows, int cols) {
+  std::vector<float> out(in.size());
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      const int tile_r = r / kTileDim * kTileDim, tile_c = c / kTileDim * kTileDim;
+      const int src_r = tile_r + (c - tile_c), src_c = tile_c + (r - tile_r);
+      out[static_cast<std::size_t>(r) * cols + c] = in[static_cast<std::size_t>(src_r) * cols + src_c];
+    }
+  }
+  return out;
+}
+
 // The guide's problem on the same bytes: each row of `cols` floats read as cols / 4 int4 elements.
 std::vector<float> reference_int4_transpose(const std::vector<float>& in, int rows, int cols) {
   std::vector<int4> elements(in.size() / 4);
@@ -250,7 +263,10 @@ struct StageCursor {
 };
 
 /// [tma_transpose]
-template <Swizzle kMode>
+// kInPlace (the tma_tiles_in_place variant, a measurement): every tile is transposed in shared
+// memory as usual but stored back where it was loaded from, so the global traffic is that of a
+// plain copy made of the same boxes.
+template <Swizzle kMode, bool kInPlace = false>
 __global__ void __launch_bounds__(kTmaThreads)
     tma_transpose_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
                          int slabs_per_row, int num_slabs) {
@@ -308,7 +324,8 @@ __global__ void __launch_bounds__(kTmaThreads)
       cg::invoke_one(warp, [&] {
         const int slab_row = slab / slabs_per_row, slab_col = slab % slabs_per_row;
         for (int t = 0; t < kTilesPerSlab; ++t) {  // tile t of the slab goes to the mirrored place
-          const std::int32_t coords[2] = {slab_row * kSlabRows + t * kTileDim, slab_col * kTileDim};
+          const std::int32_t coords[2] = {kInPlace ? slab_col * kTileDim : slab_row * kSlabRows + t * kTileDim,
+                                          kInPlace ? slab_row * kSlabRows + t * kTileDim : slab_col * kTileDim};
           ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, &out_map, coords,
                                     smem_out_slab + t * kTileBytes);
         }
@@ -353,6 +370,7 @@ struct Operands {
   float* gmem_out = nullptr;
   int rows = 0, cols = 0;
   MapPair fp32_plain{}, fp32_swizzled{};  // load 128 x 32-float slabs, store 32 x 32 tiles; no swizzle / 128B
+  MapPair fp32_in_place{};                // 128B; the output seen as rows x cols, as the input is
   MapPair int4_plain{}, int4_swizzled{};  // the guide's 8 x 8-int4 boxes over the same bytes
 };
 
@@ -371,6 +389,8 @@ Operands make_operands(const float* gmem_in, float* gmem_out, int rows, int cols
   };
   ops.fp32_plain = fp32(Swizzle::none);
   ops.fp32_swizzled = fp32(Swizzle::b128);
+  ops.fp32_in_place = {ops.fp32_swizzled.in,
+                       encode_tiled(matrix_map(kFloat, 4, gmem_out, rows, cols, kTileDim, kTileDim, Swizzle::b128))};
   ops.int4_plain = int4(Swizzle::none);
   ops.int4_swizzled = int4(Swizzle::b128);
   return ops;
@@ -390,28 +410,28 @@ void launch_guide(const Operands& ops) {
 /// [launch_tma]
 // As many blocks as fit on the GPU at once; each loops over slabs. Computed once per kernel.
 // 81 KiB of dynamic shared memory is more than the default 48 KiB: the kernel must opt in.
-template <Swizzle kMode>
+template <Swizzle kMode, bool kInPlace>
 int tma_resident_blocks() {
   static const int blocks = [] {
     int device = 0, num_sms = 0, per_sm = 0;
     COURSE_CHECK(cudaGetDevice(&device));
     COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-    COURSE_CHECK(cudaFuncSetAttribute(tma_transpose_kernel<kMode>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    const auto kernel = tma_transpose_kernel<kMode, kInPlace>;
+    COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(kTmaSmemBytes)));
-    COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tma_transpose_kernel<kMode>, kTmaThreads,
-                                                               kTmaSmemBytes));
+    COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTmaThreads, kTmaSmemBytes));
     return num_sms * per_sm;
   }();
   return blocks;
 }
 
-template <Swizzle kMode>
+template <Swizzle kMode, bool kInPlace = false>
 void launch_tma(const Operands& ops) {
-  const MapPair& maps = kMode == Swizzle::none ? ops.fp32_plain : ops.fp32_swizzled;
+  const MapPair& maps = kInPlace ? ops.fp32_in_place : kMode == Swizzle::none ? ops.fp32_plain : ops.fp32_swizzled;
   const int slabs_per_row = ops.cols / kTileDim;
   const int num_slabs = slabs_per_row * (ops.rows / kSlabRows);
-  const int grid = std::min(num_slabs, tma_resident_blocks<kMode>());
-  tma_transpose_kernel<kMode><<<grid, kTmaThreads, kTmaSmemBytes>>>(maps.in, maps.out, slabs_per_row, num_slabs);
+  const int grid = std::min(num_slabs, tma_resident_blocks<kMode, kInPlace>());
+  tma_transpose_kernel<kMode, kInPlace><<<grid, kTmaThreads, kTmaSmemBytes>>>(maps.in, maps.out, slabs_per_row, num_slabs);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch_tma]
@@ -442,16 +462,20 @@ struct Variant {
   const char* name;
   const char* summary;
   Launch launch;
-  bool int4_view = false;  // the guide's problem: the same bytes transposed as int4 elements
+  // What the output must be: the fp32 transpose; the guide's problem (the same bytes transposed
+  // as int4 elements); or every 32 x 32 tile transposed in its own place.
+  enum class Expect { transpose, int4_transpose, tiles_in_place } expect = Expect::transpose;
 };
 const Variant kVariants[] = {
     {"guide_int4_unswizzled", "the guide's 8x8 int4 tile transpose, no swizzle (8-way store conflicts)",
-     &launch_guide<Swizzle::none>, true},
+     &launch_guide<Swizzle::none>, Variant::Expect::int4_transpose},
     {"guide_int4_swizzled", "the guide's 8x8 int4 tile transpose with the 128B swizzle", &launch_guide<Swizzle::b128>,
-     true},
+     Variant::Expect::int4_transpose},
     {"classic_padded", "fp32: ordinary loads, 32x33 padded tile, ordinary stores", &launch_classic},
     {"tma_unswizzled", "fp32: TMA load/store, plain tile (8-way conflicts on the loads)", &launch_tma<Swizzle::none>},
     {"tma_swizzled", "fp32: TMA load/store, 128B swizzle, conflict-free transpose", &launch_tma<Swizzle::b128>},
+    {"tma_tiles_in_place", "tma_swizzled, each tile stored where it was loaded: the copy ceiling of its boxes",
+     &launch_tma<Swizzle::b128, true>, Variant::Expect::tiles_in_place},
     {"cublas_geam", "fp32: cublasSgeam (C = A^T), for comparison", &launch_cublas},
 };
 
@@ -464,11 +488,12 @@ struct Problem {
     course::fill_pattern(host_in);  // multiples of 1/256: cuBLAS's 1 * x + 0 keeps every bit
     expected = reference_transpose(host_in, rows, cols);
     expected_int4 = reference_int4_transpose(host_in, rows, cols);
+    expected_in_place = reference_tiles_in_place(host_in, rows, cols);
     gmem_in.upload(host_in.data());
     ops = make_operands(gmem_in.data(), gmem_out.data(), rows, cols);
   }
   int rows, cols;
-  std::vector<float> host_in, expected, expected_int4;
+  std::vector<float> host_in, expected, expected_int4, expected_in_place;
   course::DeviceBuffer<float> gmem_in;
   course::GuardedOutput<float> gmem_out;
   Operands ops;
@@ -478,7 +503,11 @@ course::Comparison verify(const Variant& v, Problem& p) {
   p.gmem_out.poison();
   v.launch(p.ops);
   COURSE_CHECK(cudaDeviceSynchronize());
-  return p.gmem_out.check(v.int4_view ? p.expected_int4 : p.expected, v.int4_view ? 4 * p.rows : p.rows);
+  switch (v.expect) {
+    case Variant::Expect::int4_transpose: return p.gmem_out.check(p.expected_int4, 4 * p.rows);
+    case Variant::Expect::tiles_in_place: return p.gmem_out.check(p.expected_in_place, p.cols);
+    default: return p.gmem_out.check(p.expected, p.rows);
+  }
 }
 
 // --size is an N x N fp32 matrix: 4 N^2 bytes, N a multiple of the 128-row slab, at most 32768.

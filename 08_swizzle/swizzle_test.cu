@@ -262,6 +262,20 @@ TEST(HostReference, TransposesARectangle) {
   EXPECT_EQ(reference_transpose(in, 2, 3), (std::vector<int>{1, 4, 2, 5, 3, 6}));
 }
 
+TEST(HostReference, TilesInPlaceTransposesEachTileWhereItIs) {
+  const int rows = 2 * kTileDim, cols = 3 * kTileDim;
+  std::vector<float> in(static_cast<std::size_t>(rows) * cols);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+  const std::vector<float> out = reference_tiles_in_place(in, rows, cols);
+  // Row 1, column 2 of tile (1, 2) holds what was at row 2, column 1 of the same tile.
+  EXPECT_EQ(out[(kTileDim + 1) * cols + 2 * kTileDim + 2], in[(kTileDim + 2) * cols + 2 * kTileDim + 1]);
+  EXPECT_EQ(out[0], in[0]);  // the diagonal stays
+  EXPECT_EQ(reference_tiles_in_place(out, rows, cols), in);  // twice is the identity
+  // On a single tile it is the transpose.
+  const std::vector<float> tile(in.begin(), in.begin() + kTileDim * kTileDim);
+  EXPECT_EQ(reference_tiles_in_place(tile, kTileDim, kTileDim), reference_transpose(tile, kTileDim, kTileDim));
+}
+
 TEST(HostReference, TheInt4ViewMovesSixteenByteElements) {
   std::vector<float> in(2 * 8);  // 2 rows of 8 floats = 2 x 2 int4
   for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);

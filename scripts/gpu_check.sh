@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Checks the course on a GPU machine and writes the evidence to OUTDIR.
 #
-#   scripts/gpu_check.sh OUTDIR [--quick]
+#   scripts/gpu_check.sh OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST]
+#
+#   --quick          benches at --size=64M instead of each chapter's default
+#   --chapters=LIST  comma-separated chapter folders (default: all); only these are built,
+#                    tested, benched, sanitized and profiled
+#   --steps=LIST     comma-separated subset of tests,bench,sanitizer,ncu (default: all)
+#   --arch=LIST      COURSE_CUDA_ARCHITECTURES for the build, e.g. 90-real (default: the
+#                    project's default list); a check run on one GPU needs only its own
 #
 # Steps (each logged to OUTDIR/<step>.log; a failing step does not stop the others):
 #   configure, build   Release build in build-gpu/ (Ninja when installed)
@@ -16,16 +23,23 @@
 # listed but is not a failure.
 set -uo pipefail
 
-usage() { echo "usage: $0 OUTDIR [--quick]" >&2; exit 2; }
-outdir="" quick=0
+usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST]" >&2; exit 2; }
+outdir="" quick=0 only_chapters="" only_steps="tests,bench,sanitizer,ncu" arch=""
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
+    --chapters=*) only_chapters=${arg#--chapters=} ;;
+    --steps=*) only_steps=${arg#--steps=} ;;
+    --arch=*) arch=${arg#--arch=} ;;
     -*) usage ;;
     *) if [[ -z $outdir ]]; then outdir=$arg; else usage; fi ;;
   esac
 done
 [[ -n $outdir ]] || usage
+for step in ${only_steps//,/ }; do
+  [[ $step =~ ^(tests|bench|sanitizer|ncu)$ ]] || { echo "--steps: '$step' is not one of tests, bench, sanitizer, ncu" >&2; exit 2; }
+done
+wanted() { [[ ,$only_steps, == *,$1,* ]]; }  # wanted STEP
 mkdir -p "$outdir" && outdir=$(cd "$outdir" && pwd) || exit 2
 rm -f "$outdir"/bench_* "$outdir"/sanitizer_* "$outdir"/ncu_*  # nothing stale from an earlier run
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -71,37 +85,48 @@ for dir in [0-9][0-9]_*/; do
   [[ $ch =~ ^[0-9][0-9]_ && -f $ch/CMakeLists.txt ]] || continue
   name=$(sed -n 's/.*PROGRAM[[:space:]]\{1,\}\([A-Za-z0-9_]\{1,\}\).*/\1/p' "$ch/CMakeLists.txt" | head -n1)
   [[ -n $name ]] || continue
+  [[ -z $only_chapters || ,$only_chapters, == *,$ch,* ]] || continue
   chapters+=("$ch"); program[$ch]=$build/$ch/$name
+done
+for ch in ${only_chapters//,/ }; do
+  [[ -n ${program[$ch]:-} ]] || { echo "--chapters: '$ch' is not a chapter folder with a course_add_chapter(PROGRAM ...) call" >&2; exit 2; }
 done
 echo "==> chapters: ${chapters[*]:-none}"
 
 # a. configure and build
 generator=()
 [[ ! -f $build/CMakeCache.txt ]] && command -v ninja >/dev/null && generator=(-G Ninja)
-if cmake -S . -B "$build" ${generator[@]+"${generator[@]}"} -DCMAKE_BUILD_TYPE=Release >"$outdir/configure.log" 2>&1; then
+arch_args=()
+[[ -n $arch ]] && arch_args=("-DCOURSE_CUDA_ARCHITECTURES=${arch//,/;}")
+if cmake -S . -B "$build" ${generator[@]+"${generator[@]}"} ${arch_args[@]+"${arch_args[@]}"} -DCMAKE_BUILD_TYPE=Release >"$outdir/configure.log" 2>&1; then
   record configure pass
 else
   record configure fail "see configure.log"
 fi
 nvcc_path=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)
 [[ -n $nvcc_path && $(dirname "$nvcc_path") != /usr/local/cuda/bin ]] && tool_dirs=("$(dirname "$nvcc_path")" "${tool_dirs[@]}")
-if cmake --build "$build" -j "$(nproc)" >"$outdir/build.log" 2>&1; then
+target_args=()  # with --chapters, only those chapters' programs and test executables
+for ch in ${only_chapters//,/ }; do target_args+=(--target "$ch" --target "${ch}_test"); done
+if cmake --build "$build" -j "$(nproc)" ${target_args[@]+"${target_args[@]}"} >"$outdir/build.log" 2>&1; then
   record build pass
 else
   record build fail "see build.log"
 fi
 
 # b. tests
-ctest --test-dir "$build" --output-on-failure -j4 --no-tests=error \
-  --output-junit "$outdir/tests.junit.xml" >"$outdir/tests.log" 2>&1
-tests_rc=$?
-# CTest 3.x: "100% tests passed, 0 tests failed out of 103"; CTest 4.x omits a zero failure count.
-total=$(sed -n 's/.*tests passed.* out of \([0-9]\{1,\}\).*/\1/p' "$outdir/tests.log" | tail -n1)
-failed=$(sed -n 's/.*tests passed, \([0-9]\{1,\}\) tests\{0,1\} failed out of.*/\1/p' "$outdir/tests.log" | tail -n1)
-[[ -n $total && -z $failed ]] && grep -q 'tests passed out of' "$outdir/tests.log" && failed=0
-skipped=$(grep -c '^[[:space:]]*[0-9]\{1,\} - .* (Skipped)$' "$outdir/tests.log")
-if [[ -n $total && -n $failed ]]; then
-  tests_line="$((total - failed - skipped)) passed, $failed failed, $skipped skipped (of $total)"
+if wanted tests; then
+  label_args=()
+  [[ -n $only_chapters ]] && label_args=(-L "^($(IFS='|'; echo "${chapters[*]}"))\$")
+  ctest --test-dir "$build" --output-on-failure -j4 --no-tests=error ${label_args[@]+"${label_args[@]}"} \
+    --output-junit "$outdir/tests.junit.xml" >"$outdir/tests.log" 2>&1
+  tests_rc=$?
+  # CTest 3.x: "100% tests passed, 0 tests failed out of 103"; CTest 4.x omits a zero failure count.
+  total=$(sed -n 's/.*tests passed.* out of \([0-9]\{1,\}\).*/\1/p' "$outdir/tests.log" | tail -n1)
+  failed=$(sed -n 's/.*tests passed, \([0-9]\{1,\}\) tests\{0,1\} failed out of.*/\1/p' "$outdir/tests.log" | tail -n1)
+  [[ -n $total && -z $failed ]] && grep -q 'tests passed out of' "$outdir/tests.log" && failed=0
+  skipped=$(grep -c '^[[:space:]]*[0-9]\{1,\} - .* (Skipped)$' "$outdir/tests.log")
+  if [[ -n $total && -n $failed ]]; then
+    tests_line="$((total - failed - skipped)) passed, $failed failed, $skipped skipped (of $total)"
 else
   tests_line="no test summary in tests.log"
 fi
@@ -124,117 +149,139 @@ skip_reasons=$(awk '
                                    printf "- %s (%d): %s%s\n", r, count[r], names[r], more } }
 ' "$outdir/tests.junit.xml" 2>/dev/null)
 
+else
+  tests_line="not run" failed_tests="" skip_reasons=""
+  record tests skip "not asked for"
+fi
+
 # c. benches
-size_args=()
-((quick)) && size_args=(--size=64M)
-bench_parts=() bench_notes=()
-for ch in "${chapters[@]}"; do
-  csv=$outdir/bench_$ch.csv log=$outdir/bench_$ch.log
-  if [[ ! -x ${program[$ch]} ]]; then
-    echo "not built: ${program[$ch]}" >"$log"; : >"$csv"; bench_parts+=(fail); bench_notes+=("$ch not built"); continue
-  fi
-  timeout "$run_timeout" "${program[$ch]}" --bench --format=csv ${size_args[@]+"${size_args[@]}"} >"$csv" 2>"$log"
-  case $? in
-    0) bench_parts+=(pass) ;;
-    77) bench_parts+=(skip); bench_notes+=("$ch skipped: $(grep -h -m1 '^SKIPPED:' "$csv" "$log" | sed 's/^SKIPPED: //')") ;;
-    *) bench_parts+=(fail); bench_notes+=("$ch failed (see bench_$ch.log)") ;;
-  esac
-done
-record bench "$(combine ${bench_parts[@]+"${bench_parts[@]}"})" "$(join ${bench_notes[@]+"${bench_notes[@]}"})"
+if wanted bench; then
+  size_args=()
+  ((quick)) && size_args=(--size=64M)
+  bench_parts=() bench_notes=()
+  for ch in "${chapters[@]}"; do
+    csv=$outdir/bench_$ch.csv log=$outdir/bench_$ch.log
+    if [[ ! -x ${program[$ch]} ]]; then
+      echo "not built: ${program[$ch]}" >"$log"; : >"$csv"; bench_parts+=(fail); bench_notes+=("$ch not built"); continue
+    fi
+    timeout "$run_timeout" "${program[$ch]}" --bench --format=csv ${size_args[@]+"${size_args[@]}"} >"$csv" 2>"$log"
+    case $? in
+      0) bench_parts+=(pass) ;;
+      77) bench_parts+=(skip); bench_notes+=("$ch skipped: $(grep -h -m1 '^SKIPPED:' "$csv" "$log" | sed 's/^SKIPPED: //')") ;;
+      *) bench_parts+=(fail); bench_notes+=("$ch failed (see bench_$ch.log)") ;;
+    esac
+  done
+  record bench "$(combine ${bench_parts[@]+"${bench_parts[@]}"})" "$(join ${bench_notes[@]+"${bench_notes[@]}"})"
+
+else
+  record bench skip "not asked for"
+fi
 
 # d. compute-sanitizer
-# A chapter may list reports a tool makes on correct code (NN_topic/sanitizer_known.txt, lines
-# "tool variant message | reason"). For such a tool the chapter runs one variant at a time: a
-# listed variant passes only if every error the tool prints is the listed message; every
-# other variant must be clean. Known reports appear in the summary.
 declare -A sanitizer
 sanitizer_parts=() sanitizer_notes=() sanitizer_known=()
-sanitize() {  # sanitize TOOL CHAPTER LOG [ARGS...] -> sets rc, errors
-  local tool=$1 ch=$2 log=$3; shift 3
-  timeout "$run_timeout" "$sanitizer_bin" --tool "$tool" --error-exitcode 1 "${program[$ch]}" "$@" >"$log" 2>&1
-  rc=$?
-  errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]\{1,\}\) error.*/\1/p; s/.*RACECHECK SUMMARY: .*(\([0-9]\{1,\}\) error.*/\1/p' "$log" | tail -n1)
-}
-cell_of() {  # cell_of RC ERRORS -> sets cell, part
-  case $1 in
-    0) cell=clean; part=pass ;;
-    77) cell=skip; part=skip ;;
-    124) cell="timeout (${run_timeout} s)"; part=fail ;;
-    *) if [[ -n $2 && $2 != 0 ]]; then cell="$2 errors"; else cell="program failed (exit $1)"; fi; part=fail ;;
-  esac
-}
-if sanitizer_bin=$(find_tool compute-sanitizer); then
-  for tool in "${tools[@]}"; do
-    for ch in "${chapters[@]}"; do
-      log=$outdir/sanitizer_${tool}_$ch.log
-      if [[ ! -x ${program[$ch]} ]]; then
-        sanitizer[$tool,$ch]="not built"; sanitizer_parts+=(fail); sanitizer_notes+=("$ch not built"); echo "not built" >"$log"; continue
-      fi
-      known_file=$root/$ch/sanitizer_known.txt
-      if [[ ! -f $known_file ]] || ! grep -q "^$tool " "$known_file"; then
-        sanitize "$tool" "$ch" "$log"
-        cell_of "$rc" "$errors"
-        sanitizer[$tool,$ch]=$cell; sanitizer_parts+=("$part")
-        [[ $part == fail ]] && sanitizer_notes+=("$tool $ch: $cell")
-        continue
-      fi
-      : >"$log"
-      worst=pass cell=clean known_count=0
-      for variant in $("${program[$ch]}" --help | awk '/^variants/{v=1; next} v && /^  [a-z0-9_]+ /{print $1} /^$/{if (v) exit}'); do
-        vlog=$outdir/sanitizer_${tool}_${ch}_$variant.tmp
-        sanitize "$tool" "$ch" "$vlog" --variant="$variant"
-        entry=$(awk -v t="$tool" -v v="$variant" '$1 == t && $2 == v {sub(/^[^ ]+ [^ ]+ /, ""); print; exit}' "$known_file")
-        { echo "##### --variant=$variant (exit $rc)"; cat "$vlog"; } >>"$log"
-        if [[ -n $entry && $rc == 1 ]]; then
-          message=${entry%% | *} reason=${entry#* | }
-          headlines=$(grep -E '^========= [A-Z][^:]* (error|hazard)s? detected' "$vlog" | sort -u)
-          # synccheck stops the kernel at its first report, so the program cannot verify under
-          # it; the other tools run the same variant to completion and check its results.
-          if [[ -n $headlines ]] && ! grep -qvF "$message" <<<"$headlines"; then
-            known_count=$((known_count + 1))
-            sanitizer_known+=("$tool $ch --variant=$variant: \"$message\" ($errors reports): $reason")
-            rm -f "$vlog"; continue
-          fi
+if wanted sanitizer; then
+  # A chapter may list reports a tool makes on correct code (NN_topic/sanitizer_known.txt, lines
+  # "tool variant message | reason"). For such a tool the chapter runs one variant at a time: a
+  # listed variant passes only if every error the tool prints is the listed message; every
+  # other variant must be clean. Known reports appear in the summary.
+
+  sanitize() {  # sanitize TOOL CHAPTER LOG [ARGS...] -> sets rc, errors
+    local tool=$1 ch=$2 log=$3; shift 3
+    timeout "$run_timeout" "$sanitizer_bin" --tool "$tool" --error-exitcode 1 "${program[$ch]}" "$@" >"$log" 2>&1
+    rc=$?
+    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]\{1,\}\) error.*/\1/p; s/.*RACECHECK SUMMARY: .*(\([0-9]\{1,\}\) error.*/\1/p' "$log" | tail -n1)
+  }
+  cell_of() {  # cell_of RC ERRORS -> sets cell, part
+    case $1 in
+      0) cell=clean; part=pass ;;
+      77) cell=skip; part=skip ;;
+      124) cell="timeout (${run_timeout} s)"; part=fail ;;
+      *) if [[ -n $2 && $2 != 0 ]]; then cell="$2 errors"; else cell="program failed (exit $1)"; fi; part=fail ;;
+    esac
+  }
+  if sanitizer_bin=$(find_tool compute-sanitizer); then
+    for tool in "${tools[@]}"; do
+      for ch in "${chapters[@]}"; do
+        log=$outdir/sanitizer_${tool}_$ch.log
+        if [[ ! -x ${program[$ch]} ]]; then
+          sanitizer[$tool,$ch]="not built"; sanitizer_parts+=(fail); sanitizer_notes+=("$ch not built"); echo "not built" >"$log"; continue
         fi
-        rm -f "$vlog"
-        cell_of "$rc" "$errors"
-        if [[ $part == fail ]]; then worst=fail; sanitizer_notes+=("$tool $ch --variant=$variant: $cell"); fi
-        [[ $part == skip && $worst == pass ]] && worst=skip
+        known_file=$root/$ch/sanitizer_known.txt
+        if [[ ! -f $known_file ]] || ! grep -q "^$tool " "$known_file"; then
+          sanitize "$tool" "$ch" "$log"
+          cell_of "$rc" "$errors"
+          sanitizer[$tool,$ch]=$cell; sanitizer_parts+=("$part")
+          [[ $part == fail ]] && sanitizer_notes+=("$tool $ch: $cell")
+          continue
+        fi
+        : >"$log"
+        worst=pass cell=clean known_count=0
+        for variant in $("${program[$ch]}" --help | awk '/^variants/{v=1; next} v && /^  [a-z0-9_]+ /{print $1} /^$/{if (v) exit}'); do
+          vlog=$outdir/sanitizer_${tool}_${ch}_$variant.tmp
+          sanitize "$tool" "$ch" "$vlog" --variant="$variant"
+          entry=$(awk -v t="$tool" -v v="$variant" '$1 == t && $2 == v {sub(/^[^ ]+ [^ ]+ /, ""); print; exit}' "$known_file")
+          { echo "##### --variant=$variant (exit $rc)"; cat "$vlog"; } >>"$log"
+          if [[ -n $entry && $rc == 1 ]]; then
+            message=${entry%% | *} reason=${entry#* | }
+            headlines=$(grep -E '^========= [A-Z][^:]* (error|hazard)s? detected' "$vlog" | sort -u)
+            # synccheck stops the kernel at its first report, so the program cannot verify under
+            # it; the other tools run the same variant to completion and check its results.
+            if [[ -n $headlines ]] && ! grep -qvF "$message" <<<"$headlines"; then
+              known_count=$((known_count + 1))
+              sanitizer_known+=("$tool $ch --variant=$variant: \"$message\" ($errors reports): $reason")
+              rm -f "$vlog"; continue
+            fi
+          fi
+          rm -f "$vlog"
+          cell_of "$rc" "$errors"
+          if [[ $part == fail ]]; then worst=fail; sanitizer_notes+=("$tool $ch --variant=$variant: $cell"); fi
+          [[ $part == skip && $worst == pass ]] && worst=skip
+        done
+        case $worst in pass) cell=clean ;; skip) cell=skip ;; fail) cell="errors (see log)" ;; esac
+        (( known_count > 0 )) && cell+=" ($known_count known)"
+        sanitizer[$tool,$ch]=$cell; sanitizer_parts+=("$worst")
       done
-      case $worst in pass) cell=clean ;; skip) cell=skip ;; fail) cell="errors (see log)" ;; esac
-      (( known_count > 0 )) && cell+=" ($known_count known)"
-      sanitizer[$tool,$ch]=$cell; sanitizer_parts+=("$worst")
     done
-  done
-  record sanitizer "$(combine ${sanitizer_parts[@]+"${sanitizer_parts[@]}"})" \
-    "$(join ${sanitizer_notes[@]+"${sanitizer_notes[@]}"})"
+    record sanitizer "$(combine ${sanitizer_parts[@]+"${sanitizer_parts[@]}"})" \
+      "$(join ${sanitizer_notes[@]+"${sanitizer_notes[@]}"})"
 else
   for tool in "${tools[@]}"; do for ch in "${chapters[@]}"; do sanitizer[$tool,$ch]="not installed"; done; done
   record sanitizer fail "compute-sanitizer is not installed: not on PATH nor in $(join "${tool_dirs[@]}")"
 fi
 
+else
+  for tool in "${tools[@]}"; do for ch in "${chapters[@]}"; do sanitizer[$tool,$ch]="not run"; done; done
+  record sanitizer skip "not asked for"
+fi
+
 # e. ncu, for chapters that ask for it
-ncu_parts=() ncu_notes=()
-for ch in "${chapters[@]}"; do
-  [[ -f $ch/ncu_metrics.txt ]] || continue
-  if ! ncu_bin=$(find_tool ncu); then ncu_parts+=(skip); ncu_notes+=("$ch: ncu not installed"); continue; fi
-  n=0
-  while IFS='|' read -r args metrics; do
-    [[ -z ${metrics:-} || $args == \#* ]] && continue  # blank lines and comments
-    n=$((n + 1)); log=$outdir/ncu_${ch}_$n.log
-    read -ra argv <<<"$args"
-    timeout "$run_timeout" "$ncu_bin" --metrics "$metrics" "${program[$ch]}" ${argv[@]+"${argv[@]}"} >"$log" 2>&1
-    case $? in
-      0) ncu_parts+=(pass); ncu_notes+=("$ch: ncu_${ch}_$n.log") ;;
-      77) ncu_parts+=(skip); ncu_notes+=("$ch: skipped (ncu_${ch}_$n.log)") ;;
-      *) ncu_parts+=(fail); ncu_notes+=("$ch: failed (ncu_${ch}_$n.log)") ;;
-    esac
-  done <"$ch/ncu_metrics.txt"
-done
-if ((${#ncu_parts[@]} == 0)); then
-  record ncu skip "no chapter has ncu_metrics.txt"
+if wanted ncu; then
+  ncu_parts=() ncu_notes=()
+  for ch in "${chapters[@]}"; do
+    [[ -f $ch/ncu_metrics.txt ]] || continue
+    if ! ncu_bin=$(find_tool ncu); then ncu_parts+=(skip); ncu_notes+=("$ch: ncu not installed"); continue; fi
+    n=0
+    while IFS='|' read -r args metrics; do
+      [[ -z ${metrics:-} || $args == \#* ]] && continue  # blank lines and comments
+      n=$((n + 1)); log=$outdir/ncu_${ch}_$n.log
+      read -ra argv <<<"$args"
+      timeout "$run_timeout" "$ncu_bin" --metrics "$metrics" "${program[$ch]}" ${argv[@]+"${argv[@]}"} >"$log" 2>&1
+      case $? in
+        0) ncu_parts+=(pass); ncu_notes+=("$ch: ncu_${ch}_$n.log") ;;
+        77) ncu_parts+=(skip); ncu_notes+=("$ch: skipped (ncu_${ch}_$n.log)") ;;
+        *) ncu_parts+=(fail); ncu_notes+=("$ch: failed (ncu_${ch}_$n.log)") ;;
+      esac
+    done <"$ch/ncu_metrics.txt"
+  done
+  if ((${#ncu_parts[@]} == 0)); then
+    record ncu skip "no chapter has ncu_metrics.txt"
 else
   record ncu "$(combine "${ncu_parts[@]}")" "$(join "${ncu_notes[@]}")"
+fi
+
+else
+  record ncu skip "not asked for"
 fi
 
 # f. summary

@@ -7,7 +7,10 @@ Reads RESULTS_DIR/bench_<chapter>.csv, as written by `scripts/gpu_check.sh RESUL
 (a chapter program's `--bench --format=csv` report: a '# <device>' line, a header, one row
 per variant and a last row for the cudaMemcpy_d2d baseline), and replaces the lines between
 `<!-- results:begin -->` and `<!-- results:end -->` in <chapter>/README.md with a table.
-Chapters whose README has no markers are left untouched. --check writes nothing and exits 1
+Chapters whose README has no markers are left untouched. For a chapter with ncu_metrics.txt it
+also reads RESULTS_DIR/ncu_<chapter>_<n>.log (the n-th run that file lists) and replaces the
+lines between `<!-- ncu:begin -->` and `<!-- ncu:end -->` with one row per run and one column
+per metric (summed over the kernels a run profiled). --check writes nothing and exits 1
 if any README would change. --root is the repository (default: the one holding this script).
 """
 import argparse
@@ -17,6 +20,9 @@ import sys
 from pathlib import Path
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+NCU_BEGIN, NCU_END = "<!-- ncu:begin -->", "<!-- ncu:end -->"
+# An ncu metric line: "    name.sum    [unit]    1,234.5"
+NCU_METRIC = re.compile(r"^\s+([a-z0-9_]+(?:__[a-z0-9_]+)+\.[a-z_.]+)\s+(?:(\S+)\s+)?([\d,]+(?:\.\d+)?)\s*$")
 HEADER = ["chapter", "variant", "size_bytes", "passed", "median_ms", "gbps", "ratio_to_memcpy"]
 BASELINE = "cudaMemcpy_d2d"
 
@@ -77,14 +83,56 @@ def results_block(device, iters, rows):
     return lines
 
 
-def replace_block(text, block):
+def ncu_runs(metrics_file):
+    """The program arguments of each run that a chapter's ncu_metrics.txt lists, in order."""
+    runs = []
+    for line in metrics_file.read_text().splitlines():
+        args, sep, metrics = line.partition("|")
+        if sep and metrics.strip() and not args.startswith("#"):
+            runs.append(args.strip())
+    return runs
+
+
+def read_ncu_log(path):
+    """Returns {metric: (unit, value summed over the profiled kernels)}; ValueError if there is none."""
+    values = {}
+    for line in path.read_text(errors="replace").splitlines():
+        match = NCU_METRIC.match(line)
+        if match:
+            name, unit, number = match.group(1), match.group(2) or "", float(match.group(3).replace(",", ""))
+            old_unit, old = values.get(name, (unit, 0.0))
+            if old_unit != unit:
+                raise ValueError(f"{name} is reported in {old_unit!r} and in {unit!r}")
+            values[name] = (unit, old + number)
+    if not values:
+        raise ValueError("no metric values (ncu failed or the run skipped; see the log)")
+    return values
+
+
+def ncu_block(runs, logs):
+    """One row per run (its arguments), one column per metric, in the order of the first run."""
+    columns = list(logs[0])
+    header = ["run"] + [f"`{name}`" + (f" ({logs[0][name][0]})" if logs[0][name][0] else "") for name in columns]
+    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * len(columns)]
+    for args, values in zip(runs, logs):
+        cells = []
+        for name in columns:
+            value = values.get(name, (None, None))[1]
+            cells.append("-" if value is None else f"{value:,.0f}" if value == int(value) else f"{value:,.2f}")
+        lines.append(f"| `{args}` | " + " | ".join(cells) + " |")
+    lines += ["", "Written by `scripts/update_results.py <dir>` from the `ncu_<chapter>_<n>.log` files of "
+              "`scripts/gpu_check.sh <dir>`; each row is one profiled run of `ncu_metrics.txt`."]
+    return lines
+
+
+def replace_block(text, block, begin_marker=BEGIN, end_marker=END):
     """Returns text with the lines between the markers replaced, or None if the markers are missing."""
     lines = text.splitlines()
     stripped = [line.strip() for line in lines]
-    if BEGIN not in stripped or END not in stripped:
+    if begin_marker not in stripped or end_marker not in stripped:
         return None
-    begin = stripped.index(BEGIN)
-    end = stripped.index(END, begin + 1) if END in stripped[begin + 1:] else None
+    begin = stripped.index(begin_marker)
+    end = stripped.index(end_marker, begin + 1) if end_marker in stripped[begin + 1:] else None
     if end is None:
         return None
     new_lines = lines[: begin + 1] + [""] + block + [""] + lines[end:]
@@ -121,6 +169,20 @@ def main():
             continue
         old = readme.read_text()
         new = replace_block(old, results_block(device, iters, rows))
+        metrics_file = args.root / chapter / "ncu_metrics.txt"
+        if new is not None and metrics_file.is_file():
+            runs = ncu_runs(metrics_file)
+            try:
+                logs = [read_ncu_log(args.results_dir / f"ncu_{chapter}_{n}.log") for n in range(1, len(runs) + 1)]
+            except (OSError, ValueError) as error:
+                print(f"{chapter}: ncu table not updated: {error}", file=sys.stderr)
+                problems += 1
+            else:
+                with_ncu = replace_block(new, ncu_block(runs, logs), NCU_BEGIN, NCU_END)
+                if with_ncu is None:
+                    print(f"{chapter}: README.md has no '{NCU_BEGIN}' ... '{NCU_END}' lines; ncu table not written")
+                else:
+                    new = with_ncu
         if new is None:
             print(f"{chapter}: README.md has no '{BEGIN}' ... '{END}' lines; left untouched")
         elif new == old:
