@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "course/elect.cuh"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
@@ -343,6 +344,43 @@ TEST_F(Sm90_Tma1dRing, TooLargeRingIsRefusedBeforeLaunch) {
     EXPECT_TRUE(contains(error.what(), "cudaDevAttrMaxSharedMemoryPerBlockOptin")) << error.what();
   }
   EXPECT_EQ(problem.gmem_out.check(problem.expected).untouched, problem.num_elems);
+}
+
+// ---- The library's election (course/elect.cuh) against this chapter's ----------------------
+
+// Bit 0: the chapter's is_elected_leader(); bit 1: course::elect_tma_leader(), for every thread.
+__global__ void election_kernel(int* gmem_votes) {
+  const bool chapter = is_elected_leader();
+  const bool library = course::elect_tma_leader();
+  gmem_votes[blockIdx.x * blockDim.x + threadIdx.x] = (chapter ? 1 : 0) | (library ? 2 : 0);
+}
+
+class Sm90_Tma1dElection : public course::GpuTest {
+ protected:
+  Sm90_Tma1dElection() : GpuTest(chapter_info().requirement) {}
+};
+
+TEST_F(Sm90_Tma1dElection, TheLibraryElectsTheThreadThisChapterElects) {
+  for (const int threads : {32, 96, 256, 1024}) {
+    const int blocks = 3;
+    course::DeviceBuffer<int> gmem_votes(static_cast<std::size_t>(blocks) * threads);
+    election_kernel<<<blocks, threads>>>(gmem_votes.data());
+    COURSE_CHECK_LAUNCH();
+    COURSE_CHECK(cudaDeviceSynchronize());
+    std::vector<int> votes(gmem_votes.size());
+    gmem_votes.download(votes.data());
+    for (int b = 0; b < blocks; ++b) {
+      int both = 0, disagreements = 0;
+      for (int t = 0; t < threads; ++t) {
+        const int vote = votes[static_cast<std::size_t>(b) * threads + t];
+        both += vote == 3;
+        disagreements += vote == 1 || vote == 2;
+        if (vote != 0) EXPECT_LT(t, 32) << "block " << b << " elected thread " << t << ", outside warp 0";
+      }
+      EXPECT_EQ(both, 1) << threads << " threads, block " << b << ": one thread elected by both";
+      EXPECT_EQ(disagreements, 0) << threads << " threads, block " << b;
+    }
+  }
 }
 
 // ---- A wrong transaction count, stopped by the bounded wait ----------------------------------

@@ -34,6 +34,7 @@
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/check.hpp"
+#include "course/elect.cuh"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
 #include "course/wait.cuh"
@@ -144,22 +145,6 @@ std::vector<float> reference(const std::vector<float>& in, const MatrixView& m, 
 
 // ---- Device building blocks -----------------------------------------------------------------
 
-/// [elect]
-// TUTORIAL: one thread issues each TMA operation. `threadIdx.x == 0` would do, but the compiler
-// cannot tell that exactly one lane of a converged warp takes the branch; elect.sync elects
-// one lane of the warp and hands the warp a uniform predicate. The warp index goes through a
-// shuffle so that the compiler sees it as uniform across the warp.
-__device__ inline bool elect_one_lane() {
-  std::uint32_t elected = 0;
-  asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(elected));
-  return elected != 0;
-}
-__device__ inline bool elect_tma_leader() {
-  const int warp_idx = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
-  return warp_idx == 0 && elect_one_lane();  // one lane of warp 0; every lane of warp 0 executes elect.sync
-}
-/// [elect]
-
 /// [load_store]
 // Starts the load of the box at (x, y) into smem_box, completing on `bar`.
 __device__ void load_box(const CUtensorMap* map, int x, int y, float* smem_box, std::uint64_t* bar) {
@@ -229,7 +214,7 @@ __device__ void one_stage_tiles(const CUtensorMap* in_map, const CUtensorMap* ou
 __global__ void __launch_bounds__(kBlockThreads)
     grid_constant_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
                          TileGrid grid) {
-  one_stage_tiles(&in_map, &out_map, grid, elect_tma_leader());
+  one_stage_tiles(&in_map, &out_map, grid, course::elect_tma_leader());
 }
 /// [grid_constant]
 
@@ -237,13 +222,13 @@ __global__ void __launch_bounds__(kBlockThreads)
 __constant__ CUtensorMap cmem_maps[2];  // [0] input, [1] output: written with cudaMemcpyToSymbol
 
 __global__ void __launch_bounds__(kBlockThreads) constant_memory_kernel(TileGrid grid) {
-  one_stage_tiles(&cmem_maps[0], &cmem_maps[1], grid, elect_tma_leader());
+  one_stage_tiles(&cmem_maps[0], &cmem_maps[1], grid, course::elect_tma_leader());
 }
 /// [constant_memory]
 
 /// [global_memory]
 __global__ void __launch_bounds__(kBlockThreads) global_memory_kernel(const CUtensorMap* gmem_maps, TileGrid grid) {
-  const bool is_leader = elect_tma_leader();
+  const bool is_leader = course::elect_tma_leader();
   if (is_leader) {
     // The maps were written through the generic proxy (a copy from the host); TMA reads them
     // through the tensormap proxy. Acquire them for this thread, the only one that uses them;
@@ -282,7 +267,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   float* smem_tiles = reinterpret_cast<float*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kSmemAlign - 1) / kSmemAlign * kSmemAlign);  // [kStages][kTileElems]
   __shared__ alignas(8) std::uint64_t full_bar[kStages];  // stage s holds a complete input tile
-  const bool is_leader = elect_tma_leader();
+  const bool is_leader = course::elect_tma_leader();
   if (is_leader) {
     for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // the leader's arrival
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // initialised barriers visible to TMA

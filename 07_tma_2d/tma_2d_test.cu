@@ -428,7 +428,7 @@ TEST_F(Sm90_TensorMap, LibraryCopyEncodesTheSameBytes) {
 __global__ void tile_window_kernel(const __grid_constant__ CUtensorMap map, int x, int y, float* gmem_box) {
   __shared__ alignas(kSmemAlign) float smem_box[kTileElems];
   __shared__ alignas(8) std::uint64_t full_bar;
-  const bool is_leader = elect_tma_leader();
+  const bool is_leader = course::elect_tma_leader();
   if (is_leader) {
     ptx::mbarrier_init(&full_bar, std::uint32_t{1});                 // the leader's arrival
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to TMA
@@ -524,7 +524,7 @@ TEST_F(Sm90_TileWindow, UnalignedColumnStartIsAnIllegalInstruction) {
 __global__ void barrier_expects_every_thread_kernel(const __grid_constant__ CUtensorMap in_map) {
   __shared__ alignas(kSmemAlign) float smem_tile[kTileElems];
   __shared__ alignas(8) std::uint64_t full_bar;
-  const bool is_leader = elect_tma_leader();
+  const bool is_leader = course::elect_tma_leader();
   if (is_leader) {
     ptx::mbarrier_init(&full_bar, std::uint32_t{kBlockThreads});  // wrong: only one thread arrives
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);

@@ -34,6 +34,7 @@
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/check.hpp"
+#include "course/elect.cuh"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
 #include "course/tensor_map.hpp"
@@ -54,17 +55,6 @@ static_assert(kTileElems % (4 * kBlockThreads) == 0, "the widest box splits into
 
 // ---- Encoding a map on the device ----------------------------------------------------------
 
-// One lane of the warp; every lane must call it (elect.sync is warp-collective).
-__device__ inline bool elect_one_lane() {
-  std::uint32_t elected = 0;
-  asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(elected));
-  return elected != 0;
-}
-// The thread that issues TMA: one lane of warp 0. The shuffle makes the warp index warp-uniform.
-__device__ inline bool elect_tma_leader() {
-  const int warp_idx = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / kWarpThreads), 0);
-  return warp_idx == 0 && elect_one_lane();
-}
 
 /// [replace_tensor_fields]
 // The fields that differ from one tensor of the batch to the next, with the values of
@@ -105,7 +95,7 @@ __device__ void build_map(CUtensorMap* smem_map, const CUtensorMap* initial, con
   const int lane = threadIdx.x % kWarpThreads;
   if (lane < kMapWords) smem_map->opaque[lane] = initial != nullptr ? initial->opaque[lane] : 0;
   __syncwarp();  // the whole starting value is in shared memory before one lane modifies it
-  if (elect_one_lane()) {
+  if (course::elect_one_lane()) {
     // One lane does every replace: each one counts as a write of the whole 1024-bit map.
     const TensorLayout& t = batch.tensors[m / kMapsPerTensor];
     const float* gmem_base = m % kMapsPerTensor == 0 ? gmem_in : gmem_out;
@@ -229,12 +219,12 @@ __device__ void double_batch_tiles(const CUtensorMap* gmem_maps, const Batch& ba
 // Maps written from the host (cudaMemcpyToSymbol): the writer is outside the GPU, so .sys.
 __global__ void __launch_bounds__(kBlockThreads)
     consume_host_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch) {
-  double_batch_tiles<ptx::dot_scope::sys>(gmem_maps, batch, elect_tma_leader());
+  double_batch_tiles<ptx::dot_scope::sys>(gmem_maps, batch, course::elect_tma_leader());
 }
 // Maps written by an encode kernel on this GPU: .gpu suffices on both sides.
 __global__ void __launch_bounds__(kBlockThreads)
     consume_device_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch) {
-  double_batch_tiles<ptx::dot_scope::gpu>(gmem_maps, batch, elect_tma_leader());
+  double_batch_tiles<ptx::dot_scope::gpu>(gmem_maps, batch, course::elect_tma_leader());
 }
 /// [consumers]
 
@@ -256,7 +246,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     __syncwarp();  // every lane is done with smem_maps[warp_idx] before the next map is built in it
   }
   __syncthreads();  // every release happens before the leader's acquires
-  double_batch_tiles<ptx::dot_scope::cta>(block_maps, batch, elect_tma_leader());
+  double_batch_tiles<ptx::dot_scope::cta>(block_maps, batch, course::elect_tma_leader());
 }
 /// [in_block]
 

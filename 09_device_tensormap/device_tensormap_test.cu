@@ -393,7 +393,7 @@ TEST_F(Sm90a_BatchRefused, BeforeAnyKernelRuns) {
 __global__ void load_one_box_kernel(const CUtensorMap* gmem_map, int box_cols, TileCoords at, float* gmem_box) {
   __shared__ alignas(kSmemAlign) float smem_box[kTileElems];
   __shared__ alignas(8) std::uint64_t full_bar;
-  const bool is_leader = elect_tma_leader();
+  const bool is_leader = course::elect_tma_leader();
   if (is_leader) {
     ptx::mbarrier_init(&full_bar, std::uint32_t{1});                 // the leader's arrival
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to TMA
@@ -532,11 +532,11 @@ __global__ void stale_byte_count_kernel(const __grid_constant__ CUtensorMap temp
   __shared__ CUtensorMap smem_map;
   __shared__ alignas(kSmemAlign) float smem_box[kTileElems];
   __shared__ alignas(8) std::uint64_t full_bar;
-  const bool is_leader = elect_tma_leader();
+  const bool is_leader = course::elect_tma_leader();
   if (threadIdx.x < kWarpThreads) {  // warp 0 makes the map
     if (threadIdx.x < kMapWords) smem_map.opaque[threadIdx.x] = template_map.opaque[threadIdx.x];
     __syncwarp();  // the template is in shared memory
-    if (elect_one_lane()) {
+    if (course::elect_one_lane()) {
       ptx::tensormap_replace_box_dim(ptx::space_shared, &smem_map, ptx::n32_t<1>{}, std::uint32_t{kTileRows / 2});
     }
     __syncwarp();  // the change is visible to the whole warp

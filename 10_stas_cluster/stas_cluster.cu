@@ -143,20 +143,6 @@ std::vector<std::uint32_t> reference(const RingShape& shape) {
 
 // ---- Kernels ---------------------------------------------------------------------------------
 
-/// [cluster_wait]
-// course::bounded_wait_parity on an mbarrier of this block with *cluster*-scope acquire: the
-// phases of these barriers are completed by other blocks (st.async's complete-tx and remote
-// arrives release at cluster scope), so a CTA-scope acquire would not pair with them.
-struct ClusterScopeBarrier {
-  std::uint64_t* mbar;
-  template <class Duration>
-  __device__ bool try_wait_parity_for(bool parity, Duration hint) {
-    const auto hint_ns = static_cast<std::uint32_t>(cuda::std::chrono::nanoseconds(hint).count());
-    return ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, mbar, std::uint32_t{parity}, hint_ns);
-  }
-};
-/// [cluster_wait]
-
 /// [stas_ring]
 // How a block tells its left neighbour that a message has been read: one remote arrival per
 // block after a block barrier, or one per warp after a warp barrier.
@@ -193,8 +179,9 @@ __device__ void stas_ring(std::uint32_t* gmem_out, std::uint32_t num_iterations)
   for (std::uint32_t it = 0; it < num_iterations; ++it, cursor.advance()) {
     // Producer: the right neighbour's buffer for this stage is free once it has read the message we
     // sent kStages iterations ago (phase parity ^ 1; a fresh barrier counts that phase as complete).
-    ClusterScopeBarrier ready{&ready_bar[cursor.stage]};
-    course::bounded_wait_parity(ready, cursor.phase ^ 1u, {"ready", cursor.stage, cursor.phase ^ 1u});
+    // Both barriers' phases are completed by other blocks: every wait acquires at cluster scope.
+    course::bounded_wait_parity(&ready_bar[cursor.stage], cursor.phase ^ 1u, {"ready", cursor.stage, cursor.phase ^ 1u},
+                                ptx::scope_cluster);
     for (int k = 0; k < kVecsPerThread; ++k) {
       const uint4 vector = message_vector(it, k);
       const std::uint32_t words[kVecElems] = {vector.x, vector.y, vector.z, vector.w};
@@ -210,8 +197,8 @@ __device__ void stas_ring(std::uint32_t* gmem_out, std::uint32_t num_iterations)
                                              &filled_bar[cursor.stage], std::uint32_t{kMessageBytes});
       });
     }
-    ClusterScopeBarrier filled{&filled_bar[cursor.stage]};
-    course::bounded_wait_parity(filled, cursor.phase, {"filled", cursor.stage, cursor.phase});  // message landed
+    course::bounded_wait_parity(&filled_bar[cursor.stage], cursor.phase, {"filled", cursor.stage, cursor.phase},
+                                ptx::scope_cluster);  // message landed
     for (int k = 0; k < kVecsPerThread; ++k) {
       received[k] = reinterpret_cast<const uint4*>(smem_message[cursor.stage])[k * kThreads + threadIdx.x];
       digest = digest_step(digest, received[k]);

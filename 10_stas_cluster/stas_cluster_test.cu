@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "course/mbarrier_model.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
@@ -162,31 +163,9 @@ std::vector<Op> block_program(const Protocol& p, int iterations) {
   return ops;
 }
 
-// An mbarrier: pending arrivals and transaction count of the current phase, phases completed.
-struct MbarrierModel {
-  int expected = 1, pending = 1, tx = 0;
-  unsigned completed = 0;
-  void arrive() {
-    --pending;
-    complete_if_done();
-  }
-  void expect_tx(int n) { tx += n; }
-  void complete_tx(int n) {
-    tx -= n;  // may go below zero until the expect-tx arrives
-    complete_if_done();
-  }
-  void complete_if_done() {
-    if (pending == 0 && tx == 0) {
-      ++completed;
-      pending = expected;
-    }
-  }
-  bool phase_done(unsigned parity) const { return (completed & 1u) != parity; }  // try_wait.parity
-};
-
 std::string simulate(const Protocol& p, int ring_size, int iterations, unsigned seed) {
   struct Block {
-    std::vector<MbarrierModel> filled, ready;
+    std::vector<course::MbarrierModel> filled, ready;
     std::vector<bool> landed;  // per stage: a message is in the buffer, not yet read
     std::size_t pc = 0;
     bool exited = false;
@@ -199,8 +178,8 @@ std::string simulate(const Protocol& p, int ring_size, int iterations, unsigned 
   const std::vector<Op> program = block_program(p, iterations);
   std::vector<Block> blocks(ring_size);
   for (Block& b : blocks) {
-    b.filled.assign(p.stages, MbarrierModel{});
-    b.ready.assign(p.stages, MbarrierModel{});
+    b.filled.assign(p.stages, course::MbarrierModel{});
+    b.ready.assign(p.stages, course::MbarrierModel{});
     b.landed.assign(p.stages, false);
   }
   std::vector<InFlight> flight;
@@ -497,8 +476,7 @@ __global__ void __cluster_dims__(2, 1, 1) expect_too_many_bytes_kernel(std::uint
     (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &filled_bar,
                                          std::uint32_t{kMessageBytes + 16});  // BROKEN: 16 bytes never come
   }
-  ClusterScopeBarrier filled{&filled_bar};
-  course::bounded_wait_parity(filled, 0, {"filled", 0, 0});
+  course::bounded_wait_parity(&filled_bar, 0, {"filled", 0, 0}, ptx::scope_cluster);
   gmem_out[blockIdx.x * kThreads + threadIdx.x] = smem_message[threadIdx.x];
   cluster.sync();
 }
@@ -520,8 +498,7 @@ __global__ void __cluster_dims__(2, 1, 1) never_ready_kernel(std::uint32_t* gmem
   std::uint64_t* dsmem_right_filled = cluster.map_shared_rank(&filled_bar, right);
   std::uint32_t sum = 0;
   for (std::uint32_t phase = 0; phase < 2; ++phase) {
-    ClusterScopeBarrier ready{&ready_bar};
-    course::bounded_wait_parity(ready, phase ^ 1u, {"ready", 0, phase ^ 1u});
+    course::bounded_wait_parity(&ready_bar, phase ^ 1u, {"ready", 0, phase ^ 1u}, ptx::scope_cluster);
     for (int k = 0; k < kVecsPerThread; ++k) {
       std::uint32_t words[kVecElems] = {phase, 2, 3, 4};
       ptx::st_async(dsmem_right_message + message_index(threadIdx.x, k, 0), words, dsmem_right_filled);
@@ -530,8 +507,7 @@ __global__ void __cluster_dims__(2, 1, 1) never_ready_kernel(std::uint32_t* gmem
       (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &filled_bar,
                                            std::uint32_t{kMessageBytes});
     }
-    ClusterScopeBarrier filled{&filled_bar};
-    course::bounded_wait_parity(filled, phase, {"filled", 0, phase});
+    course::bounded_wait_parity(&filled_bar, phase, {"filled", 0, phase}, ptx::scope_cluster);
     sum += smem_message[threadIdx.x];
     // BROKEN: no arrival on the left neighbour's ready barrier
   }

@@ -36,6 +36,7 @@
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/check.hpp"
+#include "course/elect.cuh"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
 #include "course/tensor_map.hpp"  // TensorMapRequest, encode_tiled(): taught in chapter 07
@@ -138,25 +139,6 @@ struct SharedTiles {
 };
 constexpr std::size_t kDynamicSmemBytes = sizeof(SharedTiles) + kSmemAlign;  // + room to align
 
-/// [cluster_wait]
-// course::bounded_wait_parity with *cluster*-scope acquire (as in chapter 10): the phases of these
-// barriers are completed by other blocks (their multicast's complete-tx, their remote arrivals).
-struct ClusterScopeBarrier {
-  std::uint64_t* mbar;
-  template <class Duration>
-  __device__ bool try_wait_parity_for(bool parity, Duration hint) {
-    const auto hint_ns = static_cast<std::uint32_t>(cuda::std::chrono::nanoseconds(hint).count());
-    return ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, mbar, std::uint32_t{parity}, hint_ns);
-  }
-};
-/// [cluster_wait]
-
-// One lane of a converged warp (elect.sync: a warp-uniform choice; CCCL 3.0 has no wrapper for it).
-__device__ inline bool elect_one_lane() {
-  std::uint32_t elected = 0;
-  asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(elected));
-  return elected != 0;
-}
 
 /// [producer]
 template <class Plan>
@@ -170,8 +152,9 @@ __device__ void produce(const CUtensorMap* a_map, const CUtensorMap* b_map, Shar
   StageCursor<kStages> cursor;
   for (int kt = 0; kt < num_k_tiles; ++kt, cursor.advance()) {
     // The stage is free in every block we write into: all their consumer warps arrived on OUR barrier.
-    ClusterScopeBarrier empty{&empty_bar[cursor.stage]};
-    course::bounded_wait_parity(empty, cursor.phase ^ 1u, {"empty", cursor.stage, cursor.phase ^ 1u});
+    // Other blocks complete the phases of both barriers: every wait acquires at cluster scope.
+    course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u, {"empty", cursor.stage, cursor.phase ^ 1u},
+                                ptx::scope_cluster);
     // Our one arrival, announcing every byte that lands in OUR stage this round, ours and our peers'.
     (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[cursor.stage],
                                          std::uint32_t{Plan::kFullTxBytes});
@@ -235,8 +218,8 @@ __device__ void consume(const SharedTiles& smem, std::uint64_t* full_bar, std::u
   std::uint64_t* dsmem_target_empty = cluster.map_shared_rank(empty_bar, target);  // mapa: its empty_bar[0]
   StageCursor<kStages> cursor;
   for (int kt = 0; kt < num_k_tiles; ++kt, cursor.advance()) {
-    ClusterScopeBarrier full{&full_bar[cursor.stage]};
-    course::bounded_wait_parity(full, cursor.phase, {"full", cursor.stage, cursor.phase});  // all slices landed
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase},
+                                ptx::scope_cluster);  // all slices landed
     multiply_tile(smem.stage[cursor.stage], warp_idx, lane, acc);
     __syncwarp();  // every lane of this warp has finished reading the stage...
     if (is_signalling_lane) {
@@ -275,7 +258,7 @@ __global__ void __cluster_dims__(Plan::kShape.x, Plan::kShape.y, 1) __launch_bou
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int num_k_tiles = (shape.k + kTileK - 1) / kTileK;
 
-  if (warp_idx == kProducerWarp && elect_one_lane()) {
+  if (warp_idx == kProducerWarp && course::elect_one_lane()) {
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // one arrival: our producer's arrive.expect_tx
       ptx::mbarrier_init(&empty_bar[s], std::uint32_t{Plan::kEmptyArrivals});  // every warp of every block we feed
@@ -285,7 +268,7 @@ __global__ void __cluster_dims__(Plan::kShape.x, Plan::kShape.y, 1) __launch_bou
   cluster.sync();  // ...before any block multicasts into or arrives on another: all have initialised
 
   if (warp_idx == kProducerWarp) {
-    if (elect_one_lane()) produce<Plan>(&a_map, &b_map, smem, full_bar, empty_bar, x, y, num_k_tiles);
+    if (course::elect_one_lane()) produce<Plan>(&a_map, &b_map, smem, full_bar, empty_bar, x, y, num_k_tiles);
   } else {
     float acc[kRowsPerWarp][kColsPerLane] = {};
     consume<Plan>(smem, full_bar, empty_bar, cluster, x, y, num_k_tiles, warp_idx, lane, acc);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "course/mbarrier_model.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
@@ -224,29 +225,6 @@ enum class Broken {
   no_final_cluster_sync,
 };
 
-// An mbarrier: pending arrivals and transaction count of the current phase, phases completed.
-struct MbarrierModel {
-  int expected = 1, pending = 1, tx = 0;
-  unsigned completed = 0;
-  void init(int count) { expected = pending = count; }
-  void arrive() {
-    --pending;
-    complete_if_done();
-  }
-  void expect_tx(int bytes) { tx += bytes; }
-  void complete_tx(int bytes) {
-    tx -= bytes;  // may go below zero until the expect-tx of this phase arrives
-    complete_if_done();
-  }
-  void complete_if_done() {
-    if (pending == 0 && tx == 0) {
-      ++completed;
-      pending = expected;
-    }
-  }
-  bool phase_done(unsigned parity) const { return (completed & 1u) != parity; }  // try_wait.parity
-};
-
 enum class Step { wait_empty, expect_tx, issue, wait_full, read, release, cluster_arrive, cluster_wait, exit };
 struct Op {
   Step step;
@@ -282,7 +260,7 @@ std::string simulate(const ClusterShape& c, int stages, Broken broken, int warps
   const std::vector<Op> consumer_ops = agent_program(false, k_tiles, final_sync);
 
   struct Block {
-    std::vector<MbarrierModel> full, empty;
+    std::vector<course::MbarrierModel> full, empty;
     std::vector<std::vector<int>> landed, readers;  // [stage][round]: bytes landed, consumer warps that read
     int agents_left = 0;
   };
@@ -301,8 +279,8 @@ std::string simulate(const ClusterShape& c, int stages, Broken broken, int warps
   for (Block& b : blocks) {
     b.full.resize(stages);
     b.empty.resize(stages);
-    for (MbarrierModel& m : b.full) m.init(1);
-    for (MbarrierModel& m : b.empty) m.init(empty_count);
+    for (course::MbarrierModel& m : b.full) m.init(1);
+    for (course::MbarrierModel& m : b.empty) m.init(empty_count);
     b.landed.assign(stages, std::vector<int>(rounds, 0));
     b.readers.assign(stages, std::vector<int>(rounds, 0));
     b.agents_left = agents_per_block;

@@ -141,6 +141,25 @@ __device__ inline void bounded_wait_parity(std::uint64_t* mbar, std::uint32_t pa
       site);
 }
 
+/// [cluster_wait]
+/// A raw mbarrier of this block waited on by phase parity with *cluster*-scope acquire,
+/// bounded (compute capability 9.0). For barriers whose phases other blocks of the cluster
+/// complete: their remote arrivals and the complete-tx of their st.async or multicast copies
+/// release at cluster scope, and the default CTA-scope acquire does not pair with that.
+/// Chapter 10 explains it.
+__device__ inline void bounded_wait_parity(std::uint64_t* mbar, std::uint32_t parity, const WaitSite& site,
+                                           cuda::ptx::scope_cluster_t) {
+  detail::spin_bounded(
+      [&] {
+        NV_IF_ELSE_TARGET(NV_PROVIDES_SM_90,
+                          (return cuda::ptx::mbarrier_try_wait_parity(cuda::ptx::sem_acquire, cuda::ptx::scope_cluster,
+                                                                      mbar, parity);),
+                          (__trap(); return false;))  // clusters need compute capability 9.0
+      },
+      site);
+}
+/// [cluster_wait]
+
 /// `pipe.consumer_wait()`, bounded.
 template <class Pipeline>
 __device__ void bounded_consumer_wait(Pipeline& pipe, const WaitSite& site) {

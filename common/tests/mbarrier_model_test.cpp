@@ -1,0 +1,47 @@
+#include "course/mbarrier_model.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+TEST(HostMbarrierModel, AFreshBarrierCountsThePhaseBeforeTheFirstAsComplete) {
+  course::MbarrierModel bar;
+  bar.init(2);
+  EXPECT_TRUE(bar.phase_done(1));   // the producer's first "empty" wait passes at once
+  EXPECT_FALSE(bar.phase_done(0));  // phase 0 has not completed
+}
+
+TEST(HostMbarrierModel, APhaseNeedsEveryArrivalAndEveryByte) {
+  course::MbarrierModel bar;
+  bar.init(2);
+  bar.arrive();
+  bar.expect_tx(32);
+  bar.arrive();
+  EXPECT_FALSE(bar.phase_done(0));  // both arrivals, 32 bytes still outstanding
+  bar.complete_tx(32);
+  EXPECT_TRUE(bar.phase_done(0));
+  EXPECT_FALSE(bar.phase_done(1));  // re-armed for phase 1
+  EXPECT_EQ(bar.pending, 2);
+}
+
+TEST(HostMbarrierModel, BytesMayLandBeforeTheyAreExpected) {
+  course::MbarrierModel bar;  // one arrival per phase
+  bar.complete_tx(16);
+  EXPECT_EQ(bar.tx, -16);
+  bar.expect_tx(16);
+  EXPECT_FALSE(bar.phase_done(0));  // the arrival is still missing
+  bar.arrive();
+  EXPECT_TRUE(bar.phase_done(0));
+}
+
+TEST(HostMbarrierModel, ParityAlternatesWithEveryCompletedPhase) {
+  course::MbarrierModel bar;
+  for (unsigned phase = 0; phase < 4; ++phase) {
+    EXPECT_FALSE(bar.phase_done(phase & 1u)) << phase;
+    bar.arrive();
+    EXPECT_TRUE(bar.phase_done(phase & 1u)) << phase;
+  }
+  EXPECT_EQ(bar.completed, 4u);
+}
+
+}  // namespace
