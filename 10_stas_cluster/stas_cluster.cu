@@ -390,14 +390,10 @@ void run(const course::Options& opts, course::Report& report) {
       << " messages of " << kMessageBytes / 1024 << " KiB; size = bytes written into remote shared memory\n";
   Problem problem(shape);
   for (const Variant& variant : kVariants) {
-    if (!course::selected(opts, variant.name)) continue;
-    const course::Comparison result = verify(variant, problem);
-    course::Row& row =
-        report.add(variant.name, shape.dsmem_bytes(), result.ok(), result.summary() + "\n" + result.first);
-    if (!opts.bench || !result.ok()) continue;
-    const auto timed = course::measure_bandwidth([&] { variant.launch(shape, problem.gmem_out.data()); },
-                                                 shape.dsmem_bytes(), opts.iters);  // each byte crosses once
-    report.attach_timing(row, timed, opts.iters);
+    // The row's size is the bytes written into remote shared memory, and each crosses once.
+    course::check_and_time(
+        opts, report, variant.name, [&] { return verify(variant, problem); },
+        [&] { variant.launch(shape, problem.gmem_out.data()); }, shape.dsmem_bytes(), shape.dsmem_bytes());
   }
 }
 

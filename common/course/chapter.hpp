@@ -214,13 +214,15 @@ inline bool selected(const Options& opts, const std::string& name) {
 /// One variant's turn in a chapter's run(): if --variant selects @p name, `verify()` runs it once
 /// and returns the Comparison with the reference; with --bench, and only when the result is
 /// correct, `launch()` (which enqueues one run) is timed. @p bytes_moved counts bytes read
-/// plus bytes written by one run.
+/// plus bytes written by one run. The row reports --size, or @p row_bytes when the chapter's
+/// natural size is another one (the ratio is then against a `cudaMemcpy` of that size).
 template <class Verify, class Launch>
 void check_and_time(const Options& opts, Report& report, const std::string& name, Verify&& verify,
-                    Launch&& launch, std::size_t bytes_moved) {
+                    Launch&& launch, std::size_t bytes_moved,
+                    std::optional<std::size_t> row_bytes = std::nullopt) {
   if (!selected(opts, name)) return;
   const Comparison result = verify();
-  Row& row = report.add(name, opts.size_bytes, result.ok(),
+  Row& row = report.add(name, row_bytes.value_or(opts.size_bytes), result.ok(),
                         result.ok() ? result.summary() : result.summary() + "\n" + result.first);
   if (!opts.bench || !result.ok()) return;
   report.attach_timing(row, measure_bandwidth(launch, bytes_moved, opts.iters), opts.iters);

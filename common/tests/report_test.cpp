@@ -83,4 +83,17 @@ TEST(HostReport, CheckAndTimeWithoutBenchOnlyVerifies) {
   EXPECT_FALSE(launched);
 }
 
+TEST(HostReport, CheckAndTimeReportsTheRowSizeItIsGiven) {
+  course::Options opts;
+  opts.size_bytes = 1 << 20;
+  course::Report report("demo", course::DeviceInfo{});
+  course::check_and_time(
+      opts, report, "sized", [] { return compared(0); }, [] {}, 64, std::size_t{4096});
+  course::check_and_time(
+      opts, report, "default", [] { return compared(0); }, [] {}, 64);
+  ASSERT_EQ(report.rows().size(), 2u);
+  EXPECT_EQ(report.rows()[0].size_bytes, 4096u);
+  EXPECT_EQ(report.rows()[1].size_bytes, std::size_t{1} << 20);
+}
+
 }  // namespace
