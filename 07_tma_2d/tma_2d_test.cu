@@ -512,6 +512,7 @@ TEST_F(Sm90_TileWindow, UnalignedColumnStartIsAnIllegalInstruction) {
   course::DeviceBuffer<float> gmem_box(kTileElems);
   auto launch = [&] { tile_window_kernel<<<1, kBlockThreads>>>(map, -5, 0, gmem_box.data()); };
   GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const course::TrapLock trap_lock;
   EXPECT_EXIT(course::run_and_exit(launch), ::testing::ExitedWithCode(1), "cudaErrorIllegalInstruction");
 }
 

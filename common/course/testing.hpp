@@ -7,14 +7,18 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "course/device.hpp"
 
@@ -39,16 +43,54 @@ class GpuTest : public ::testing::Test {
 /// For a death test's child process: sends device `printf` output (stdout) to stderr, where
 /// the death test reads it, runs @p launch, synchronises and exits 1 naming the CUDA error,
 /// or 0 if the kernel finished.
+/// If the driver has not answered the synchronisation after this many seconds, the child gives
+/// up and says so: a stuck test fails with a reason long before the CTest timeout.
+constexpr int kSynchronizeAnswerSeconds = 60;
+
 template <class Launch>
 [[noreturn]] void run_and_exit(Launch&& launch) {
   std::fflush(stdout);
   dup2(2, 1);
+  std::thread([] {
+    std::this_thread::sleep_for(std::chrono::seconds(kSynchronizeAnswerSeconds));
+    std::fprintf(stderr, "synchronize: no answer from the driver after %d s\n", kSynchronizeAnswerSeconds);
+    std::fflush(stderr);
+    std::_Exit(3);
+  }).detach();
   launch();
   const cudaError_t status = cudaDeviceSynchronize();
   std::fprintf(stderr, "synchronize: %s\n", cudaGetErrorName(status));
   std::fflush(stderr);
   std::_Exit(status == cudaSuccess ? 0 : 1);
 }
+
+/// Held by a test whose kernel is meant to end in a trap (a death test), for as long as the
+/// test runs: an exclusive lock on one file in the temporary directory, shared by every test
+/// process of the course, so that such kernels never run at the same time in several processes.
+/// On an H100, with four of them started together by `ctest -j4`, one test process now and then
+/// never returned from its synchronisation.
+class TrapLock {
+ public:
+  TrapLock() {
+    // The death test's child runs the test body again, inside the parent's lock: it must not wait.
+    if (!GTEST_FLAG_GET(internal_run_death_test).empty()) return;
+    std::error_code error;
+    const std::filesystem::path path = std::filesystem::temp_directory_path(error) / "course_gpu_trap.lock";
+    fd_ = error ? -1 : open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0 && flock(fd_, LOCK_EX) != 0) {
+      close(fd_);
+      fd_ = -1;  // no lock: the test still runs, as it would on its own
+    }
+  }
+  ~TrapLock() {
+    if (fd_ >= 0) close(fd_);  // closing the descriptor releases the lock
+  }
+  TrapLock(const TrapLock&) = delete;
+  TrapLock& operator=(const TrapLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 
 /// The whole text of @p path, or "" when it cannot be read.
 inline std::string read_text_file(const std::string& path) {
@@ -89,6 +131,7 @@ inline std::string ptx_kernel_body(const std::string& ptx, const std::string& na
 #define COURSE_EXPECT_DIAGNOSED_HANG(launch_statement, diagnosis_regex, seconds)                       \
   do {                                                                                                 \
     GTEST_FLAG_SET(death_test_style, "threadsafe");                                                    \
+    const ::course::TrapLock course_trap_lock;                                                         \
     const auto course_started = std::chrono::steady_clock::now();                                      \
     EXPECT_EXIT(::course::run_and_exit([&] { launch_statement; }), ::testing::ExitedWithCode(1),      \
                 diagnosis_regex);                                                                      \

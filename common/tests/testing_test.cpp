@@ -26,4 +26,23 @@ TEST(HostPtx, UnknownKernelGivesNothing) { EXPECT_EQ(course::ptx_kernel_body(kPt
 
 TEST(HostPtx, UnreadableFileGivesNothing) { EXPECT_EQ(course::read_text_file("/no/such/file.ptx"), ""); }
 
+// Whether another process could take the trap lock now (a second open file description
+// conflicts with the holder's exactly as another process's would).
+bool trap_lock_is_free() {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / "course_gpu_trap.lock";
+  const int fd = open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const bool free = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  close(fd);
+  return free;
+}
+
+TEST(HostTrapLock, HeldWhileAliveAndReleasedAfter) {
+  {
+    const course::TrapLock lock;
+    EXPECT_FALSE(trap_lock_is_free()) << "a second trapping test could start now";
+  }
+  EXPECT_TRUE(trap_lock_is_free());
+}
+
 }  // namespace
