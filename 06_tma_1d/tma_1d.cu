@@ -369,6 +369,68 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 /// [prefetch]
 
+/// [in_order]
+// The same ring, but the tiles are not dealt out in advance (tile = block + k * grid). The
+// leader takes the next untaken tile from a counter in global memory each time it fills a
+// stage, and stores its index beside the stage for the block to read after the wait. Tiles are
+// then taken in order: at any moment the tiles in flight, over all blocks, are nearly
+// consecutive in memory, however far some blocks run ahead of others. With the fixed deal,
+// blocks drift apart and their tiles in flight spread over an ever wider span.
+template <int kStages, std::size_t kStageTileBytes>
+__global__ void __launch_bounds__(kBlockThreads)
+    in_order_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_bytes,
+                    unsigned long long* next_tile) {
+  // TUTORIAL: a stage's tile index is written by the leader after one block sync and read by
+  // every thread after the stage's wait; with two stages or more, another block sync (the
+  // next write-back's) lies between the two, so the plain shared variable is safe.
+  static_assert(kStages >= 2, "the tile index of a stage is ordered by the block sync of the next stage");
+  static_assert(kStageTileBytes % kBulkAlignBytes == 0 && kStageTileBytes <= kMaxTxBytes, "see prefetch_kernel");
+  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* smem_tiles = smem;                                                    // [kStages][kStageTileBytes]
+  std::uint64_t* full_bar = reinterpret_cast<std::uint64_t*>(smem + kStages * kStageTileBytes);  // [kStages]
+  __shared__ unsigned long long stage_tile[kStages];  // which tile each stage holds (>= num_tiles: none left)
+  constexpr std::size_t kStageElems = kStageTileBytes / sizeof(std::uint32_t);
+  const std::size_t num_tiles = num_tiles_of(num_bytes, kStageTileBytes);
+
+  // The leader takes the next tile and starts its load; when none is left it still completes
+  // the stage's phase (a plain arrival), so that the block wakes up and sees the end.
+  auto take_and_load = [&](int stage) {
+    const unsigned long long tile = atomicAdd(next_tile, 1ull);
+    stage_tile[stage] = tile;
+    if (tile < num_tiles) {
+      const std::uint32_t bytes = tile_bytes_of(tile, num_bytes, kStageTileBytes);
+      (void)cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                                 &full_bar[stage], bytes);
+      cuda::ptx::cp_async_bulk(cuda::ptx::space_shared, cuda::ptx::space_global, smem_tiles + stage * kStageTileBytes,
+                               gmem_in + tile * kStageElems, bytes, &full_bar[stage]);
+    } else {
+      (void)cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                       &full_bar[stage]);
+    }
+  };
+
+  if (is_elected_leader()) {
+    for (int s = 0; s < kStages; ++s) cuda::ptx::mbarrier_init(&full_bar[s], 1);
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    for (int s = 0; s < kStages; ++s) take_and_load(s);
+  }
+  __syncthreads();  // barriers initialised, first tile indices written
+
+  // Each block's tiles increase in ring order, so once a stage says "none left", every later
+  // stage does too: no loaded tile is ever skipped.
+  for (StageCursor<kStages> cursor;; cursor.advance()) {
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
+    const unsigned long long tile = stage_tile[cursor.stage];
+    if (tile >= num_tiles) break;  // the same answer in every thread
+    std::uint32_t* smem_tile = reinterpret_cast<std::uint32_t*>(smem_tiles + cursor.stage * kStageTileBytes);
+    const std::uint32_t bytes = tile_bytes_of(tile, num_bytes, kStageTileBytes);
+    modify_tile(smem_tile, bytes);
+    write_back_tile(gmem_out + tile * kStageElems, smem_tile, bytes);
+    if (is_elected_leader()) take_and_load(cursor.stage);
+  }
+}
+/// [in_order]
+
 // ---- Launchers and the variant table -------------------------------------------------------
 
 /// [launch]
@@ -409,6 +471,35 @@ void launch_prefetch(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std:
   kernel<<<static_cast<unsigned>(grid), kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes);
   COURSE_CHECK_LAUNCH();
 }
+
+// The counter of taken tiles lives in global memory and starts at zero on every launch: the
+// reset is a memset on the same stream, ordered before the kernel. (Two launches running at
+// once would share it: each launch would need its own counter.)
+__device__ unsigned long long g_next_tile;
+
+template <int kStages, std::size_t kStageTileBytes>
+void launch_in_order(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
+  const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
+  require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);
+  if (num_bytes == 0) return;
+  constexpr std::size_t smem_bytes = prefetch_smem_bytes(kStages, kStageTileBytes);
+  const auto kernel = in_order_kernel<kStages, kStageTileBytes>;
+  int device = 0, num_sms = 0, optin = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (std::optional<std::string> broken = smem_plan_problem(smem_bytes, optin)) throw course::UsageError(*broken);
+  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes)));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, smem_bytes));
+  const std::size_t grid = std::min<std::size_t>(static_cast<std::size_t>(num_sms) * blocks_per_sm,
+                                                 num_tiles_of(num_bytes, kStageTileBytes));
+  void* counter = nullptr;
+  COURSE_CHECK(cudaGetSymbolAddress(&counter, g_next_tile));
+  COURSE_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long)));
+  kernel<<<static_cast<unsigned>(grid), kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes,
+                                                                    static_cast<unsigned long long*>(counter));
+  COURSE_CHECK_LAUNCH();
+}
 /// [launch]
 
 using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems);
@@ -436,10 +527,14 @@ const Variant kVariants[] = {
      &launch_prefetch<1, kStageBytes>, kStageBytes},
     {"prefetch_2_stages", "ring of 2 x 32 KiB, one barrier per stage, explicit parity",
      &launch_prefetch<2, kStageBytes>, kStageBytes},
-    {"prefetch_3_stages", "ring of 3 x 32 KiB: two blocks per SM on an H100 (the fastest)",
+    {"prefetch_3_stages", "ring of 3 x 32 KiB: two blocks per SM on an H100",
      &launch_prefetch<3, kStageBytes>, kStageBytes},
     {"prefetch_4_stages", "ring of 4 x 32 KiB: 128 KiB of loads in flight, one block per SM",
      &launch_prefetch<4, kStageBytes>, kStageBytes},
+    {"in_order_3_stages", "ring of 3 x 32 KiB, tiles taken in order from a global counter",
+     &launch_in_order<3, kStageBytes>, kStageBytes},
+    {"in_order_4_stages", "ring of 4 x 32 KiB, tiles taken in order from a global counter",
+     &launch_in_order<4, kStageBytes>, kStageBytes},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
