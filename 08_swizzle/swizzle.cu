@@ -266,17 +266,12 @@ struct StageCursor {
 // kInPlace (the tma_tiles_in_place variant, a measurement): every tile is transposed in shared
 // memory as usual but stored back where it was loaded from, so the global traffic is that of a
 // plain copy made of the same boxes.
-// kInOrder (tma_in_order): the issuer takes each next slab from a counter in global memory
-// instead of the fixed deal slab = block + k * grid, so the slabs in flight over all blocks stay
-// nearly consecutive (chapter 06 shows why that matters). Either way the issuer writes the
-// slab it loads into stage_slab[stage], and the block reads it there after the stage's wait.
-template <Swizzle kMode, bool kInPlace = false, bool kInOrder = false>
+template <Swizzle kMode, bool kInPlace = false>
 __global__ void __launch_bounds__(kTmaThreads)
     tma_transpose_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
-                         int slabs_per_row, int num_slabs, unsigned long long* next_slab) {
+                         int slabs_per_row, int num_slabs) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full_bar[kStages];  // full_bar[s]: the slab in input buffer s landed
-  __shared__ int stage_slab[kStages];          // the slab in input buffer s (>= num_slabs: none left)
   const std::uint32_t raw_addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   unsigned char* smem_in = smem_raw + (kPatternAlign - raw_addr % kPatternAlign) % kPatternAlign;  // [kStages][16 KiB]
   unsigned char* smem_out = smem_in + kStages * kSlabBytes;                                        // [2][16 KiB]
@@ -288,16 +283,15 @@ __global__ void __launch_bounds__(kTmaThreads)
 
   const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
   const bool is_issuer_warp = threadIdx.x / 32 == 0;  // one elected lane of warp 0 issues every TMA copy
-  // Issuer only: take the next slab (dealt: the one the fixed deal gives), record it for the
-  // stage and start its load; with none left, complete the stage's phase with a plain arrival
-  // so that the block sees the end.
-  const auto take_and_load = [&](int stage, int dealt) {
-    const int slab = kInOrder ? static_cast<int>(atomicAdd(next_slab, 1ull)) : dealt;
-    stage_slab[stage] = slab;
-    if (slab >= num_slabs) {
-      (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage]);
-      return;
-    }
+  if (is_issuer_warp) {
+    cg::invoke_one(warp, [&] {
+      for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], 1);  // one arrival per phase: the issuer's
+      ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // make the barriers visible to the TMA unit
+    });
+  }
+  __syncthreads();  // nobody waits on a barrier before it is initialised
+
+  const auto load_slab = [&](int stage, int slab) {  // issuer only
     const std::int32_t coords[2] = {(slab % slabs_per_row) * kTileDim, (slab / slabs_per_row) * kSlabRows};
     // arrive (the one expected arrival) and add the slab's bytes to what this phase waits for
     ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage], kSlabBytes);
@@ -306,22 +300,17 @@ __global__ void __launch_bounds__(kTmaThreads)
   };
   if (is_issuer_warp) {
     cg::invoke_one(warp, [&] {
-      for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], 1);  // one arrival per phase: the issuer's
-      ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // make the barriers visible to the TMA unit
-      for (int s = 0; s < kStages; ++s) take_and_load(s, blockIdx.x + s * gridDim.x);
+      for (int s = 0; s < kStages; ++s) {
+        if (blockIdx.x + s * gridDim.x < num_slabs) load_slab(s, blockIdx.x + s * gridDim.x);
+      }
     });
   }
-  __syncthreads();  // nobody waits on a barrier before it is initialised, or reads stage_slab before it is written
 
   StageCursor cursor;
-  // A stage's slab is written by the issuer after one block sync and read after the stage's
-  // wait, kStages iterations later: the block syncs of the iterations between order the two.
-  // Each block's slabs increase in ring order, so the first "none left" ends the loop.
-  for (int out_buffer = 0;; cursor.advance(), out_buffer ^= 1) {
-    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
-    const int slab = stage_slab[cursor.stage];
-    if (slab >= num_slabs) break;  // the same answer in every thread
+  int out_buffer = 0;
+  for (int slab = blockIdx.x; slab < num_slabs; slab += gridDim.x, cursor.advance(), out_buffer ^= 1) {
     unsigned char* smem_out_slab = smem_out + out_buffer * kSlabBytes;
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
     transpose_quad(kMode, smem_in + cursor.stage * kSlabBytes + tile_in_slab * kTileBytes,
                    smem_out_slab + tile_in_slab * kTileBytes, quad_thread, offset, offset);
     ptx::fence_proxy_async(ptx::space_shared);  // this thread's stores become visible to the async proxy (TMA)
@@ -341,7 +330,8 @@ __global__ void __launch_bounds__(kTmaThreads)
                                     smem_out_slab + t * kTileBytes);
         }
         ptx::cp_async_bulk_commit_group();  // the slab's four stores form one bulk group, counted by wait_group_read
-        take_and_load(cursor.stage, slab + kStages * gridDim.x);  // refill the buffer everyone just finished reading
+        const int next = slab + kStages * gridDim.x;
+        if (next < num_slabs) load_slab(cursor.stage, next);  // refill the buffer everyone just finished reading
       });
     }
   }
@@ -420,13 +410,13 @@ void launch_guide(const Operands& ops) {
 /// [launch_tma]
 // As many blocks as fit on the GPU at once; each loops over slabs. Computed once per kernel.
 // 81 KiB of dynamic shared memory is more than the default 48 KiB: the kernel must opt in.
-template <Swizzle kMode, bool kInPlace, bool kInOrder>
+template <Swizzle kMode, bool kInPlace>
 int tma_resident_blocks() {
   static const int blocks = [] {
     int device = 0, num_sms = 0, per_sm = 0;
     COURSE_CHECK(cudaGetDevice(&device));
     COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-    const auto kernel = tma_transpose_kernel<kMode, kInPlace, kInOrder>;
+    const auto kernel = tma_transpose_kernel<kMode, kInPlace>;
     COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(kTmaSmemBytes)));
     COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTmaThreads, kTmaSmemBytes));
@@ -435,23 +425,13 @@ int tma_resident_blocks() {
   return blocks;
 }
 
-// tma_in_order's counter of taken slabs: zeroed by a memset on the same stream before each
-// launch (two launches running at once would each need their own).
-__device__ unsigned long long g_next_slab;
-
-template <Swizzle kMode, bool kInPlace = false, bool kInOrder = false>
+template <Swizzle kMode, bool kInPlace = false>
 void launch_tma(const Operands& ops) {
   const MapPair& maps = kInPlace ? ops.fp32_in_place : kMode == Swizzle::none ? ops.fp32_plain : ops.fp32_swizzled;
   const int slabs_per_row = ops.cols / kTileDim;
   const int num_slabs = slabs_per_row * (ops.rows / kSlabRows);
-  const int grid = std::min(num_slabs, tma_resident_blocks<kMode, kInPlace, kInOrder>());
-  unsigned long long* next_slab = nullptr;
-  if (kInOrder) {
-    COURSE_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&next_slab), g_next_slab));
-    COURSE_CHECK(cudaMemsetAsync(next_slab, 0, sizeof(*next_slab)));
-  }
-  tma_transpose_kernel<kMode, kInPlace, kInOrder>
-      <<<grid, kTmaThreads, kTmaSmemBytes>>>(maps.in, maps.out, slabs_per_row, num_slabs, next_slab);
+  const int grid = std::min(num_slabs, tma_resident_blocks<kMode, kInPlace>());
+  tma_transpose_kernel<kMode, kInPlace><<<grid, kTmaThreads, kTmaSmemBytes>>>(maps.in, maps.out, slabs_per_row, num_slabs);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch_tma]
@@ -494,8 +474,6 @@ const Variant kVariants[] = {
     {"classic_padded", "fp32: ordinary loads, 32x33 padded tile, ordinary stores", &launch_classic},
     {"tma_unswizzled", "fp32: TMA load/store, plain tile (8-way conflicts on the loads)", &launch_tma<Swizzle::none>},
     {"tma_swizzled", "fp32: TMA load/store, 128B swizzle, conflict-free transpose", &launch_tma<Swizzle::b128>},
-    {"tma_in_order", "tma_swizzled, slabs taken in order from a global counter (see chapter 06)",
-     &launch_tma<Swizzle::b128, false, true>},
     {"tma_tiles_in_place", "tma_swizzled, each tile stored where it was loaded: the copy ceiling of its boxes",
      &launch_tma<Swizzle::b128, true>, Variant::Expect::tiles_in_place},
     {"cublas_geam", "fp32: cublasSgeam (C = A^T), for comparison", &launch_cublas},
