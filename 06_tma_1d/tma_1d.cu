@@ -4,8 +4,9 @@
 // that completes on a shared-memory barrier by counting bytes (the transaction count), the three
 // APIs that issue it and who arrives with how many bytes in each, what cuda::memcpy_async really
 // compiles to when its conditions for a bulk copy are not met, the write-back (proxy fence, block
-// sync, bulk store, bulk async-group), the alignment rules checked on the host, and a multi-stage
-// prefetch with one barrier per stage and explicit parity.
+// sync, bulk store, bulk async-group), the alignment rules checked on the host, a multi-stage
+// prefetch with one barrier per stage and explicit parity, and why taking its tiles in order
+// from a global counter lets it match cudaMemcpy.
 // What changed from 05: no thread copies any data: the Tensor Memory Accelerator does, and the
 // results leave shared memory through it too. The problem becomes an elementwise read-modify-
 // write of any multiple of 16 bytes, and ring stages grow from 8 KiB to 32 KiB.
