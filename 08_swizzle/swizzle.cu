@@ -6,7 +6,8 @@
 // start where the pattern starts; why a column of 16-byte chunks is an 8-way bank conflict
 // without a swizzle and conflict-free with the 128B one; the guide's 8 x 8 int4 transpose, made
 // complete; and a large fp32 transpose: TMA load, conflict-free transpose in shared memory, TMA
-// store, next to the classic padded-tile transpose and cuBLAS.
+// store, with the blocks taking slabs in order, column by column, so that the output is written
+// in whole rows; next to the classic padded-tile transpose and cuBLAS.
 // What changed from 07: the tensor maps get a swizzle mode, and the kernel indexes shared memory
 // through swizzled_chunk(). Tensor maps are encoded again (swizzle_tensor_map.hpp), compactly.
 // Hardware: compute capability 9.0 (TMA tensor copies).
@@ -57,20 +58,28 @@ constexpr int kTileBytes = kTileDim * kTileDim * sizeof(float);  // 4 KiB
 constexpr int kQuadDim = 4;                                      // a thread moves a 4 x 4 quad: a chunk per row
 constexpr int kQuadsPerSide = kTileDim / kQuadDim;               // 8
 constexpr int kTileThreads = kQuadsPerSide * kQuadsPerSide;      // 64: one quad per thread
-// One TMA load brings a slab of 4 tiles stacked vertically (128 rows x 32 columns); each tile
-// leaves with its own TMA store (its transposed rows are 128 bytes, the 128B span).
-constexpr int kTilesPerSlab = 4;
-constexpr int kSlabRows = kTilesPerSlab * kTileDim;              // 128
-constexpr int kSlabBytes = kTilesPerSlab * kTileBytes;           // 16 KiB
-constexpr int kTmaThreads = kTilesPerSlab * kTileThreads;        // 256
-constexpr int kStages = 3;                                       // input slabs in flight per block
-constexpr int kOutBuffers = 2;                                   // one is filled while TMA stores read the other
-constexpr int kPatternAlign = 1024;                              // where the 128B pattern starts over
-constexpr std::size_t kTmaSmemBytes = (kStages + kOutBuffers) * kSlabBytes + kPatternAlign;  // 81 KiB: opt-in
+// A slab is 2 x 4 tiles (64 rows x 128 floats), the unit a block takes at a time. It arrives as
+// four boxes of 64 rows x 32 floats side by side (a box row can be no wider than the 128-byte
+// span) and leaves as eight 32 x 32 tiles, each with its own TMA store.
+constexpr int kSlabTileRows = 2, kSlabTileCols = 4;
+constexpr int kSlabRows = kSlabTileRows * kTileDim;                        // 64
+constexpr int kSlabCols = kSlabTileCols * kTileDim;                        // 128
+constexpr int kTilesPerSlab = kSlabTileRows * kSlabTileCols;               // 8
+constexpr int kBoxBytes = kSlabTileRows * kTileBytes;                      // 8 KiB: one load box
+constexpr int kSlabBytes = kTilesPerSlab * kTileBytes;                     // 32 KiB
+constexpr int kTileGroups = 4;                                             // groups of 64 threads; each takes every 4th tile
+constexpr int kTmaThreads = kTileGroups * kTileThreads;                    // 256
+constexpr int kStages = 2;                                                 // input slabs in flight per block
+constexpr int kOutBuffers = 2;                                             // one is filled while TMA stores read the other
+constexpr int kPatternAlign = 1024;                                        // where the 128B pattern starts over
+constexpr std::size_t kTmaSmemBytes = (kStages + kOutBuffers) * kSlabBytes + kPatternAlign;  // 129 KiB: opt-in
 static_assert(kTileDim * sizeof(float) == kRowBytes, "a tile row must be one 128-byte row of the pattern");
 static_assert(kTileBytes % kPatternAlign == 0, "every tile must start where the 128B pattern starts");
 static_assert(kQuadDim * sizeof(float) == kChunkBytes, "a quad row must be one 16-byte chunk");
 static_assert(kSlabRows <= 256, "a TMA box has at most 256 rows");
+static_assert(kTilesPerSlab % kTileGroups == 0, "every group transposes as many tiles");
+static_assert(kStages >= 2, "a stage's slab number is read two block syncs after it is written");
+static_assert(kSlabCols % kSlabRows == 0, "a square matrix of whole slab columns has whole slab rows");
 // The classic transpose: 32 x 8 threads, each moving 4 elements of a 32 x 32 tile.
 constexpr int kClassicRows = 8;
 constexpr int kClassicPad = 1;  // one extra float per shared-memory row
@@ -262,57 +271,97 @@ struct StageCursor {
   }
 };
 
+/// [slab_order]
+// Which slab a block transposes next, and where slab number i lies.
+enum class SlabOrder {
+  dealt_rows,     // block b takes slabs b, b + grid, b + 2 grid, ...; numbered row by row
+  taken_rows,     // each next slab comes from a counter in global memory, numbered row by row
+  taken_columns,  // from the counter, numbered column by column: down the input, across the output
+};
+
+struct SlabOrigin {
+  int row, col;  // the slab's first input element
+};
+// The slabs over a rows x cols input; the last row and column of slabs may hang over the edge
+// (TMA fills what a load box finds outside with zeros and clips the stores there).
+struct SlabGrid {
+  int rows = 0, cols = 0;
+  __host__ __device__ int count() const { return rows * cols; }
+  __host__ __device__ SlabOrigin origin(SlabOrder order, int slab) const {
+    const bool by_columns = order == SlabOrder::taken_columns;
+    return {(by_columns ? slab % rows : slab / cols) * kSlabRows, (by_columns ? slab / rows : slab % cols) * kSlabCols};
+  }
+};
+inline SlabGrid slab_grid(int rows, int cols) {
+  return {(rows + kSlabRows - 1) / kSlabRows, (cols + kSlabCols - 1) / kSlabCols};
+}
+/// [slab_order]
+
 /// [tma_transpose]
 // kInPlace (the tma_tiles_in_place variant, a measurement): every tile is transposed in shared
 // memory as usual but stored back where it was loaded from, so the global traffic is that of a
 // plain copy made of the same boxes.
-template <Swizzle kMode, bool kInPlace = false>
+template <Swizzle kMode, SlabOrder kOrder, bool kInPlace = false>
 __global__ void __launch_bounds__(kTmaThreads)
     tma_transpose_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
-                         int slabs_per_row, int num_slabs) {
+                         SlabGrid slabs, unsigned long long* next_slab) {
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full_bar[kStages];  // full_bar[s]: the slab in input buffer s landed
+  __shared__ int stage_slab[kStages];          // the slab in input buffer s (>= slabs.count(): none left)
   const std::uint32_t raw_addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
-  unsigned char* smem_in = smem_raw + (kPatternAlign - raw_addr % kPatternAlign) % kPatternAlign;  // [kStages][16 KiB]
-  unsigned char* smem_out = smem_in + kStages * kSlabBytes;                                        // [2][16 KiB]
+  unsigned char* smem_in = smem_raw + (kPatternAlign - raw_addr % kPatternAlign) % kPatternAlign;  // [kStages][32 KiB]
+  unsigned char* smem_out = smem_in + kStages * kSlabBytes;                                        // [2][32 KiB]
   // Every tile starts a multiple of 1024 bytes after smem_in, so every offset is this one: 0 here.
   // The guide's formula keeps the kernel right if that alignment is ever given up.
   const int offset = swizzle_offset(kMode, static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_in)));
-  const int tile_in_slab = threadIdx.x / kTileThreads;  // the tile of the slab this thread transposes
-  const int quad_thread = threadIdx.x % kTileThreads;   // which quad of it (quad_owner)
+  const int tile_group = threadIdx.x / kTileThreads;  // this thread transposes tiles tile_group, tile_group + 4
+  const int quad_thread = threadIdx.x % kTileThreads;  // which quad of them (quad_owner)
 
   const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
   const bool is_issuer_warp = threadIdx.x / 32 == 0;  // one elected lane of warp 0 issues every TMA copy
+  // Issuer only: take the next slab (dealt_rows: the one the fixed deal gives), record it for the
+  // stage and start its four box loads; with none left, complete the stage's phase with a plain
+  // arrival so that the block sees the end.
+  const auto take_and_load = [&](int stage, int dealt) {
+    const int slab = kOrder == SlabOrder::dealt_rows ? dealt : static_cast<int>(atomicAdd(next_slab, 1ull));
+    stage_slab[stage] = slab;
+    if (slab >= slabs.count()) {
+      (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage]);
+      return;
+    }
+    const SlabOrigin at = slabs.origin(kOrder, slab);
+    // arrive (the one expected arrival) and add the slab's bytes to what this phase waits for
+    ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage], kSlabBytes);
+    for (int c = 0; c < kSlabTileCols; ++c) {  // box c: 64 rows x 32 floats, tiles (0, c) and (1, c)
+      const std::int32_t coords[2] = {at.col + c * kTileDim, at.row};
+      ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_in + stage * kSlabBytes + c * kBoxBytes,
+                                &in_map, coords, &full_bar[stage]);
+    }
+  };
   if (is_issuer_warp) {
     cg::invoke_one(warp, [&] {
       for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], 1);  // one arrival per phase: the issuer's
       ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // make the barriers visible to the TMA unit
+      for (int s = 0; s < kStages; ++s) take_and_load(s, blockIdx.x + s * gridDim.x);
     });
   }
-  __syncthreads();  // nobody waits on a barrier before it is initialised
-
-  const auto load_slab = [&](int stage, int slab) {  // issuer only
-    const std::int32_t coords[2] = {(slab % slabs_per_row) * kTileDim, (slab / slabs_per_row) * kSlabRows};
-    // arrive (the one expected arrival) and add the slab's bytes to what this phase waits for
-    ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage], kSlabBytes);
-    ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_in + stage * kSlabBytes, &in_map, coords,
-                              &full_bar[stage]);
-  };
-  if (is_issuer_warp) {
-    cg::invoke_one(warp, [&] {
-      for (int s = 0; s < kStages; ++s) {
-        if (blockIdx.x + s * gridDim.x < num_slabs) load_slab(s, blockIdx.x + s * gridDim.x);
-      }
-    });
-  }
+  __syncthreads();  // nobody waits on a barrier before it is initialised, or reads stage_slab before it is written
 
   StageCursor cursor;
-  int out_buffer = 0;
-  for (int slab = blockIdx.x; slab < num_slabs; slab += gridDim.x, cursor.advance(), out_buffer ^= 1) {
-    unsigned char* smem_out_slab = smem_out + out_buffer * kSlabBytes;
+  // A stage's slab is written by the issuer after one block sync and read after the stage's
+  // wait, kStages iterations later: the block sync of the iteration between orders the two.
+  // Each block's slabs increase in ring order, so the first "none left" ends the loop.
+  for (int out_buffer = 0;; cursor.advance(), out_buffer ^= 1) {
     course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
-    transpose_quad(kMode, smem_in + cursor.stage * kSlabBytes + tile_in_slab * kTileBytes,
-                   smem_out_slab + tile_in_slab * kTileBytes, quad_thread, offset, offset);
+    const int slab = stage_slab[cursor.stage];
+    if (slab >= slabs.count()) break;  // the same answer in every thread
+    const unsigned char* smem_in_slab = smem_in + cursor.stage * kSlabBytes;
+    unsigned char* smem_out_slab = smem_out + out_buffer * kSlabBytes;
+#pragma unroll
+    for (int tile = tile_group; tile < kTilesPerSlab; tile += kTileGroups) {
+      transpose_quad(kMode, smem_in_slab + tile * kTileBytes, smem_out_slab + tile * kTileBytes, quad_thread, offset,
+                     offset);
+    }
     ptx::fence_proxy_async(ptx::space_shared);  // this thread's stores become visible to the async proxy (TMA)
     if (is_issuer_warp) {
       // The previous slab's stores have finished reading the other output buffer, which the next
@@ -322,16 +371,17 @@ __global__ void __launch_bounds__(kTmaThreads)
     __syncthreads();  // the transposed tiles are complete and fenced; nobody reads input buffer `stage` any more
     if (is_issuer_warp) {
       cg::invoke_one(warp, [&] {
-        const int slab_row = slab / slabs_per_row, slab_col = slab % slabs_per_row;
-        for (int t = 0; t < kTilesPerSlab; ++t) {  // tile t of the slab goes to the mirrored place
-          const std::int32_t coords[2] = {kInPlace ? slab_col * kTileDim : slab_row * kSlabRows + t * kTileDim,
-                                          kInPlace ? slab_row * kSlabRows + t * kTileDim : slab_col * kTileDim};
-          ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, &out_map, coords,
-                                    smem_out_slab + t * kTileBytes);
+        const SlabOrigin at = slabs.origin(kOrder, slab);
+        for (int c = 0; c < kSlabTileCols; ++c) {
+          for (int r = 0; r < kSlabTileRows; ++r) {  // tile (r, c) of the slab goes to the mirrored place
+            const int in_row = at.row + r * kTileDim, in_col = at.col + c * kTileDim;
+            const std::int32_t coords[2] = {kInPlace ? in_col : in_row, kInPlace ? in_row : in_col};  // {col, row}
+            ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, &out_map, coords,
+                                      smem_out_slab + (c * kSlabTileRows + r) * kTileBytes);
+          }
         }
-        ptx::cp_async_bulk_commit_group();  // the slab's four stores form one bulk group, counted by wait_group_read
-        const int next = slab + kStages * gridDim.x;
-        if (next < num_slabs) load_slab(cursor.stage, next);  // refill the buffer everyone just finished reading
+        ptx::cp_async_bulk_commit_group();  // the slab's eight stores form one bulk group, counted by wait_group_read
+        take_and_load(cursor.stage, slab + kStages * gridDim.x);  // refill the buffer everyone just finished reading
       });
     }
   }
@@ -369,7 +419,7 @@ struct Operands {
   const float* gmem_in = nullptr;
   float* gmem_out = nullptr;
   int rows = 0, cols = 0;
-  MapPair fp32_plain{}, fp32_swizzled{};  // load 128 x 32-float slabs, store 32 x 32 tiles; no swizzle / 128B
+  MapPair fp32_plain{}, fp32_swizzled{};  // load 64 x 32-float boxes, store 32 x 32 tiles; no swizzle / 128B
   MapPair fp32_in_place{};                // 128B; the output seen as rows x cols, as the input is
   MapPair int4_plain{}, int4_swizzled{};  // the guide's 8 x 8-int4 boxes over the same bytes
 };
@@ -409,14 +459,14 @@ void launch_guide(const Operands& ops) {
 
 /// [launch_tma]
 // As many blocks as fit on the GPU at once; each loops over slabs. Computed once per kernel.
-// 81 KiB of dynamic shared memory is more than the default 48 KiB: the kernel must opt in.
-template <Swizzle kMode, bool kInPlace>
+// 129 KiB of dynamic shared memory is more than the default 48 KiB: the kernel must opt in.
+template <Swizzle kMode, SlabOrder kOrder, bool kInPlace>
 int tma_resident_blocks() {
   static const int blocks = [] {
     int device = 0, num_sms = 0, per_sm = 0;
     COURSE_CHECK(cudaGetDevice(&device));
     COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-    const auto kernel = tma_transpose_kernel<kMode, kInPlace>;
+    const auto kernel = tma_transpose_kernel<kMode, kOrder, kInPlace>;
     COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       static_cast<int>(kTmaSmemBytes)));
     COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTmaThreads, kTmaSmemBytes));
@@ -425,13 +475,21 @@ int tma_resident_blocks() {
   return blocks;
 }
 
-template <Swizzle kMode, bool kInPlace = false>
+// The counter the taken orders draw slab numbers from: zeroed by a memset on the same stream
+// before each launch (two launches running at once would each need their own).
+__device__ unsigned long long g_next_slab;
+
+template <Swizzle kMode, SlabOrder kOrder, bool kInPlace = false>
 void launch_tma(const Operands& ops) {
   const MapPair& maps = kInPlace ? ops.fp32_in_place : kMode == Swizzle::none ? ops.fp32_plain : ops.fp32_swizzled;
-  const int slabs_per_row = ops.cols / kTileDim;
-  const int num_slabs = slabs_per_row * (ops.rows / kSlabRows);
-  const int grid = std::min(num_slabs, tma_resident_blocks<kMode, kInPlace>());
-  tma_transpose_kernel<kMode, kInPlace><<<grid, kTmaThreads, kTmaSmemBytes>>>(maps.in, maps.out, slabs_per_row, num_slabs);
+  const SlabGrid slabs = slab_grid(ops.rows, ops.cols);
+  const int grid = std::min(slabs.count(), tma_resident_blocks<kMode, kOrder, kInPlace>());
+  unsigned long long* next_slab = nullptr;
+  if (kOrder != SlabOrder::dealt_rows) {
+    COURSE_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&next_slab), g_next_slab));
+    COURSE_CHECK(cudaMemsetAsync(next_slab, 0, sizeof(*next_slab)));
+  }
+  tma_transpose_kernel<kMode, kOrder, kInPlace><<<grid, kTmaThreads, kTmaSmemBytes>>>(maps.in, maps.out, slabs, next_slab);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch_tma]
@@ -472,10 +530,16 @@ const Variant kVariants[] = {
     {"guide_int4_swizzled", "the guide's 8x8 int4 tile transpose with the 128B swizzle", &launch_guide<Swizzle::b128>,
      Variant::Expect::int4_transpose},
     {"classic_padded", "fp32: ordinary loads, 32x33 padded tile, ordinary stores", &launch_classic},
-    {"tma_unswizzled", "fp32: TMA load/store, plain tile (8-way conflicts on the loads)", &launch_tma<Swizzle::none>},
-    {"tma_swizzled", "fp32: TMA load/store, 128B swizzle, conflict-free transpose", &launch_tma<Swizzle::b128>},
-    {"tma_tiles_in_place", "tma_swizzled, each tile stored where it was loaded: the copy ceiling of its boxes",
-     &launch_tma<Swizzle::b128, true>, Variant::Expect::tiles_in_place},
+    {"tma_unswizzled", "fp32: TMA load/store, plain tile (8-way conflicts on the loads)",
+     &launch_tma<Swizzle::none, SlabOrder::taken_columns>},
+    {"tma_swizzled", "fp32: TMA load/store, 128B swizzle, conflict-free transpose; slabs taken column by column",
+     &launch_tma<Swizzle::b128, SlabOrder::taken_columns>},
+    {"tma_swizzled_taken_rows", "tma_swizzled, slabs taken row by row: the output is written in scattered rows",
+     &launch_tma<Swizzle::b128, SlabOrder::taken_rows>},
+    {"tma_swizzled_dealt_rows", "tma_swizzled, slabs dealt to the blocks round-robin, row by row",
+     &launch_tma<Swizzle::b128, SlabOrder::dealt_rows>},
+    {"tma_tiles_in_place", "tma_swizzled_taken_rows, each tile stored where it was loaded: a copy in the same boxes",
+     &launch_tma<Swizzle::b128, SlabOrder::taken_rows, true>, Variant::Expect::tiles_in_place},
     {"cublas_geam", "fp32: cublasSgeam (C = A^T), for comparison", &launch_cublas},
 };
 
@@ -510,10 +574,10 @@ course::Comparison verify(const Variant& v, Problem& p) {
   }
 }
 
-// --size is an N x N fp32 matrix: 4 N^2 bytes, N a multiple of the 128-row slab, at most 32768.
+// --size is an N x N fp32 matrix: 4 N^2 bytes, N a multiple of the 128-float slab width, at most 32768.
 std::optional<int> square_side(std::size_t bytes) {
   const auto side = static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(bytes / 4))));
-  if (bytes % 4 != 0 || side * side * 4 != bytes || side == 0 || side % kSlabRows != 0 || side > 32768) {
+  if (bytes % 4 != 0 || side * side * 4 != bytes || side == 0 || side % kSlabCols != 0 || side > 32768) {
     return std::nullopt;
   }
   return static_cast<int>(side);

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -211,14 +213,52 @@ TEST(HostTransposePlan, SixtyFourThreadsTransposeATile) {
 }
 
 TEST(HostTransposePlan, EveryTileOfASlabSeesThePatternFromItsFirstRow) {
-  // A slab of four tiles lands as 128 rows; tile t starts at row 32 t, a multiple of 8 rows,
-  // so inside each tile the 128B pattern looks exactly as in a lone tile.
+  // A slab lands as four boxes of 64 rows, one after the other: tile t starts 4 KiB x t into
+  // it, at a row that is a multiple of 8, so inside each tile the 128B pattern looks exactly as
+  // in a lone tile.
   for (int t = 0; t < kTilesPerSlab; ++t) {
     for (std::uint32_t byte = 0; byte < kTileBytes; byte += 4) {
       EXPECT_EQ(swizzled_byte(Swizzle::b128, t * kTileBytes + byte),
                 t * kTileBytes + swizzled_byte(Swizzle::b128, byte));
     }
   }
+}
+
+// Every slab is visited once in each order, and each order walks the way its name says.
+TEST(HostSlabOrder, EveryOrderVisitsEverySlabOnce) {
+  for (const auto& [rows, cols] : {std::pair{1024, 1024}, std::pair{96, 160}, std::pair{kSlabRows, kSlabCols}}) {
+    const SlabGrid grid = slab_grid(rows, cols);
+    EXPECT_GE(grid.rows * kSlabRows, rows);
+    EXPECT_LT((grid.rows - 1) * kSlabRows, rows);
+    EXPECT_GE(grid.cols * kSlabCols, cols);
+    EXPECT_LT((grid.cols - 1) * kSlabCols, cols);
+    for (SlabOrder order : {SlabOrder::dealt_rows, SlabOrder::taken_rows, SlabOrder::taken_columns}) {
+      std::vector<int> seen(grid.count(), 0);
+      for (int slab = 0; slab < grid.count(); ++slab) {
+        const SlabOrigin at = grid.origin(order, slab);
+        ASSERT_EQ(at.row % kSlabRows, 0);
+        ASSERT_EQ(at.col % kSlabCols, 0);
+        ASSERT_LT(at.row, rows);
+        ASSERT_LT(at.col, cols);
+        ++seen[at.row / kSlabRows * grid.cols + at.col / kSlabCols];
+      }
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), grid.count()) << rows << " x " << cols;
+    }
+  }
+}
+
+TEST(HostSlabOrder, ColumnsGoDownTheInputRowsAcrossIt) {
+  const SlabGrid grid = slab_grid(1024, 1024);  // 16 slab rows, 8 slab columns
+  // Column order: consecutive slabs lie one below the other, so they write consecutive
+  // stretches of the same output rows.
+  EXPECT_EQ(grid.origin(SlabOrder::taken_columns, 1).row, kSlabRows);
+  EXPECT_EQ(grid.origin(SlabOrder::taken_columns, 1).col, 0);
+  EXPECT_EQ(grid.origin(SlabOrder::taken_columns, grid.rows).col, kSlabCols);
+  // Row order: side by side, so they read consecutive stretches of the same input rows.
+  EXPECT_EQ(grid.origin(SlabOrder::taken_rows, 1).row, 0);
+  EXPECT_EQ(grid.origin(SlabOrder::taken_rows, 1).col, kSlabCols);
+  EXPECT_EQ(grid.origin(SlabOrder::taken_rows, grid.cols).row, kSlabRows);
+  EXPECT_EQ(grid.origin(SlabOrder::dealt_rows, 5).col, grid.origin(SlabOrder::taken_rows, 5).col);
 }
 
 TEST(HostGuidePlan, EightThreadsTransposeTheInt4Tile) {
@@ -422,7 +462,9 @@ class HostCodegen : public ::testing::Test {
   static inline std::string ptx_;
 };
 
-constexpr const char* kTmaKernels[] = {"tma_transpose_kernelIL7Swizzle0E", "tma_transpose_kernelIL7Swizzle3E"};
+// tma_unswizzled and tma_swizzled (SlabOrder 2: taken_columns).
+constexpr const char* kTmaKernels[] = {"tma_transpose_kernelIL7Swizzle0EL9SlabOrder2E",
+                                       "tma_transpose_kernelIL7Swizzle3EL9SlabOrder2E"};
 constexpr const char* kGuideKernels[] = {"guide_int4_kernelIL7Swizzle0E", "guide_int4_kernelIL7Swizzle3E"};
 
 TEST_F(HostCodegen, TmaKernelsLoadAndStoreWithTensorCopies) {
@@ -438,6 +480,14 @@ TEST_F(HostCodegen, TmaKernelsLoadAndStoreWithTensorCopies) {
     EXPECT_TRUE(has(k, "fence.mbarrier_init.release.cluster")) << name;
     EXPECT_TRUE(has(k, "elect.sync")) << name << ": cg::invoke_one should elect with elect.sync";
   }
+}
+
+// The taken orders draw slab numbers from the counter with one atomic add per slab; the dealt
+// order computes them.
+TEST_F(HostCodegen, OnlyTheTakenOrdersUseTheCounter) {
+  EXPECT_TRUE(has(kernel("tma_transpose_kernelIL7Swizzle3EL9SlabOrder2E"), "atom.global.add.u64"));
+  EXPECT_TRUE(has(kernel("tma_transpose_kernelIL7Swizzle3EL9SlabOrder1E"), "atom.global.add.u64"));
+  EXPECT_FALSE(has(kernel("tma_transpose_kernelIL7Swizzle3EL9SlabOrder0E"), "atom.global"));
 }
 
 // The bank model counts 16-byte accesses for these kernels: the compiler must keep them 16 bytes
@@ -601,8 +651,15 @@ class Sm90_Swizzle : public course::GpuTest, public ::testing::WithParamInterfac
 };
 
 TEST_P(Sm90_Swizzle, OneSlab) {
-  const course::Comparison result = verify_matrix(kSlabRows, kTileDim);
+  const course::Comparison result = verify_matrix(kSlabRows, kSlabCols);
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+// 96 x 160: the last slab row and column hang over the edge. Their loads find zeros outside the
+// matrix and their stores are clipped there; nothing outside the output may change.
+TEST_P(Sm90_Swizzle, SlabsHangingOverTheEdge) {
+  const course::Comparison result = verify_matrix(kSlabRows + kTileDim, kSlabCols + kTileDim);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;  // the guard bands included
 }
 
 TEST_P(Sm90_Swizzle, ManyMoreSlabsThanResidentBlocks) {
