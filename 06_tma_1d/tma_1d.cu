@@ -452,24 +452,30 @@ void launch_tiles(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::si
   COURSE_CHECK_LAUNCH();
 }
 
-// The prefetch kernel needs more than 48 KiB of dynamic shared memory: an explicit opt-in.
+// The ring kernels need more than 48 KiB of dynamic shared memory: an explicit opt-in, after
+// checking the plan against what the device allows. Returns the grid: as many blocks as are
+// resident at once, never more than tiles.
+template <auto kKernel>
+unsigned ring_grid(std::size_t smem_bytes, std::size_t num_tiles) {
+  int device = 0, num_sms = 0, optin = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (std::optional<std::string> broken = smem_plan_problem(smem_bytes, optin)) throw course::UsageError(*broken);
+  COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes)));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, smem_bytes));
+  return static_cast<unsigned>(std::min<std::size_t>(static_cast<std::size_t>(num_sms) * blocks_per_sm, num_tiles));
+}
+
 template <int kStages, std::size_t kStageTileBytes>
 void launch_prefetch(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
   const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
   require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);
   if (num_bytes == 0) return;
   constexpr std::size_t smem_bytes = prefetch_smem_bytes(kStages, kStageTileBytes);
-  const auto kernel = prefetch_kernel<kStages, kStageTileBytes>;
-  int device = 0, num_sms = 0, optin = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (std::optional<std::string> broken = smem_plan_problem(smem_bytes, optin)) throw course::UsageError(*broken);
-  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes)));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, smem_bytes));
-  const std::size_t grid = std::min<std::size_t>(static_cast<std::size_t>(num_sms) * blocks_per_sm,
-                                                 num_tiles_of(num_bytes, kStageTileBytes));
-  kernel<<<static_cast<unsigned>(grid), kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes);
+  constexpr auto kernel = prefetch_kernel<kStages, kStageTileBytes>;
+  const unsigned grid = ring_grid<kernel>(smem_bytes, num_tiles_of(num_bytes, kStageTileBytes));
+  kernel<<<grid, kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes);
   COURSE_CHECK_LAUNCH();
 }
 
@@ -484,21 +490,12 @@ void launch_in_order(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std:
   require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);
   if (num_bytes == 0) return;
   constexpr std::size_t smem_bytes = prefetch_smem_bytes(kStages, kStageTileBytes);
-  const auto kernel = in_order_kernel<kStages, kStageTileBytes>;
-  int device = 0, num_sms = 0, optin = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (std::optional<std::string> broken = smem_plan_problem(smem_bytes, optin)) throw course::UsageError(*broken);
-  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes)));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, smem_bytes));
-  const std::size_t grid = std::min<std::size_t>(static_cast<std::size_t>(num_sms) * blocks_per_sm,
-                                                 num_tiles_of(num_bytes, kStageTileBytes));
+  constexpr auto kernel = in_order_kernel<kStages, kStageTileBytes>;
+  const unsigned grid = ring_grid<kernel>(smem_bytes, num_tiles_of(num_bytes, kStageTileBytes));
   void* counter = nullptr;
   COURSE_CHECK(cudaGetSymbolAddress(&counter, g_next_tile));
   COURSE_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long)));
-  kernel<<<static_cast<unsigned>(grid), kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes,
-                                                                    static_cast<unsigned long long*>(counter));
+  kernel<<<grid, kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes, static_cast<unsigned long long*>(counter));
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
