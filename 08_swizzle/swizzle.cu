@@ -62,16 +62,16 @@ constexpr int kTileThreads = kQuadsPerSide * kQuadsPerSide;      // 64: one quad
 // four boxes of 64 rows x 32 floats side by side (a box row can be no wider than the 128-byte
 // span) and leaves as eight 32 x 32 tiles, each with its own TMA store.
 constexpr int kSlabTileRows = 2, kSlabTileCols = 4;
-constexpr int kSlabRows = kSlabTileRows * kTileDim;                        // 64
-constexpr int kSlabCols = kSlabTileCols * kTileDim;                        // 128
-constexpr int kTilesPerSlab = kSlabTileRows * kSlabTileCols;               // 8
-constexpr int kBoxBytes = kSlabTileRows * kTileBytes;                      // 8 KiB: one load box
-constexpr int kSlabBytes = kTilesPerSlab * kTileBytes;                     // 32 KiB
-constexpr int kTileGroups = 4;                                             // groups of 64 threads; each takes every 4th tile
-constexpr int kTmaThreads = kTileGroups * kTileThreads;                    // 256
-constexpr int kStages = 2;                                                 // input slabs in flight per block
-constexpr int kOutBuffers = 2;                                             // one is filled while TMA stores read the other
-constexpr int kPatternAlign = 1024;                                        // where the 128B pattern starts over
+constexpr int kSlabRows = kSlabTileRows * kTileDim;           // 64
+constexpr int kSlabCols = kSlabTileCols * kTileDim;           // 128
+constexpr int kTilesPerSlab = kSlabTileRows * kSlabTileCols;  // 8
+constexpr int kBoxBytes = kSlabTileRows * kTileBytes;         // 8 KiB: one load box
+constexpr int kSlabBytes = kTilesPerSlab * kTileBytes;        // 32 KiB
+constexpr int kTileGroups = 4;                                // groups of 64 threads; each takes every 4th tile
+constexpr int kTmaThreads = kTileGroups * kTileThreads;       // 256
+constexpr int kStages = 2;                                    // input slabs in flight per block
+constexpr int kOutBuffers = 2;                                // one is filled while TMA stores read the other
+constexpr int kPatternAlign = 1024;                           // where the 128B pattern starts over
 constexpr std::size_t kTmaSmemBytes = (kStages + kOutBuffers) * kSlabBytes + kPatternAlign;  // 129 KiB: opt-in
 static_assert(kTileDim * sizeof(float) == kRowBytes, "a tile row must be one 128-byte row of the pattern");
 static_assert(kTileBytes % kPatternAlign == 0, "every tile must start where the 128B pattern starts");
@@ -489,7 +489,8 @@ void launch_tma(const Operands& ops) {
     COURSE_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&next_slab), g_next_slab));
     COURSE_CHECK(cudaMemsetAsync(next_slab, 0, sizeof(*next_slab)));
   }
-  tma_transpose_kernel<kMode, kOrder, kInPlace><<<grid, kTmaThreads, kTmaSmemBytes>>>(maps.in, maps.out, slabs, next_slab);
+  tma_transpose_kernel<kMode, kOrder, kInPlace>
+      <<<grid, kTmaThreads, kTmaSmemBytes>>>(maps.in, maps.out, slabs, next_slab);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch_tma]
