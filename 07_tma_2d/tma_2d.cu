@@ -4,7 +4,8 @@
 // through cudaGetDriverEntryPointByVersion, every argument and every rule it imposes, checked
 // before the driver sees it), the three ways a kernel can receive the map, what a load does
 // with a box that hangs over the matrix's edge (zero fill, negative starts) and what a store
-// does (clips), rows padded to a 16-byte pitch, and a persistent multi-stage TMA pipeline.
+// does (clips), rows padded to a 16-byte pitch, and a persistent multi-stage TMA pipeline,
+// dealt or with its tiles taken in order (chapter 06).
 // What changed from 06: a copy is no longer (pointer, bytes) but (map, coordinates); the
 // hardware does the 2D address arithmetic and the bounds checks.
 // Hardware: compute capability 9.0 (cp.async.bulk.tensor, mbarrier transaction counts).
@@ -259,49 +260,63 @@ struct StageCursor {
 /// [cursor]
 
 /// [pipeline_kernel]
-template <int kStages>
+// kInOrder (pipeline_in_order): the leader takes each next tile from a counter in global memory
+// instead of the fixed deal, and records it for the stage (chapter 06, "Taking tiles in order").
+template <int kStages, bool kInOrder = false>
 __global__ void __launch_bounds__(kBlockThreads)
     pipeline_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
-                    TileGrid grid) {
-  extern __shared__ unsigned char smem_raw[];  // the runtime promises 16-byte alignment only
-  float* smem_tiles = reinterpret_cast<float*>(
-      (reinterpret_cast<std::uintptr_t>(smem_raw) + kSmemAlign - 1) / kSmemAlign * kSmemAlign);  // [kStages][kTileElems]
-  __shared__ alignas(8) std::uint64_t full_bar[kStages];  // stage s holds a complete input tile
-  const bool is_leader = course::elect_tma_leader();
-  if (is_leader) {
-    for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // the leader's arrival
-    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // initialised barriers visible to TMA
-  }
-  __syncthreads();  // ...and to every thread
-
-  // This block's tiles: blockIdx.x, blockIdx.x + gridDim.x, ...; i counts them.
-  const int num_blocks = static_cast<int>(gridDim.x);
-  const int num_mine = (grid.num_tiles - static_cast<int>(blockIdx.x) + num_blocks - 1) / num_blocks;
-  auto tile_of = [&](int i) { return static_cast<int>(blockIdx.x) + i * num_blocks; };
+                    TileGrid grid, unsigned long long* next_tile) {
   // TUTORIAL: no "empty" barrier. A stage is free again when the TMA store of the tile it held
   // has read it, which only the thread that issued the store can wait for (wait_group_read).
   // So the leader refills stages itself, one tile late: after storing tile i it waits until at
   // most one store (tile i's) is still reading, and loads tile i - 1 + kStages into the stage
   // of tile i - 1. With one stage there is no earlier tile; it waits for tile i's own store.
   constexpr int kRefillLag = kStages > 1 ? 1 : 0;
+  // A recorded tile is written after the block sync of one iteration and read kStages - lag
+  // iterations later; the block sync of an iteration in between orders the two.
+  static_assert(!kInOrder || kStages - kRefillLag >= 2, "taking tiles in order needs at least 3 stages");
+  extern __shared__ unsigned char smem_raw[];  // the runtime promises 16-byte alignment only
+  float* smem_tiles = reinterpret_cast<float*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + kSmemAlign - 1) / kSmemAlign * kSmemAlign);  // [kStages][kTileElems]
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];  // stage s holds a complete input tile
+  __shared__ int stage_tile[kStages];                      // in order: the tile in stage s (>= num_tiles: none)
+  const bool is_leader = course::elect_tma_leader();
+  // Load number n of this block goes to stage n % kStages, and is consumed by iteration n.
+  // Dealt: it is tile blockIdx.x + n * gridDim.x, which every thread can compute. In order: the
+  // counter's next tile. With none left, a plain arrival completes the stage's phase so that
+  // the block sees the end.
+  const auto dealt_tile = [&](int n) { return static_cast<int>(blockIdx.x) + n * static_cast<int>(gridDim.x); };
+  const auto take_and_load = [&](int n) {  // leader only
+    const int stage = n % kStages;
+    const int tile = kInOrder ? static_cast<int>(atomicAdd(next_tile, 1ull)) : dealt_tile(n);
+    if (kInOrder) stage_tile[stage] = tile;
+    if (tile >= grid.num_tiles) {
+      (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage]);
+      return;
+    }
+    load_tile(&in_map, grid, tile, smem_tiles + stage * kTileElems, &full_bar[stage]);
+  };
   if (is_leader) {
-    for (int i = 0; i < kStages && i < num_mine; ++i) load_tile(&in_map, grid, tile_of(i), smem_tiles + i * kTileElems, &full_bar[i]);
+    for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // the leader's arrival
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // initialised barriers visible to TMA
+    for (int n = 0; n < kStages; ++n) take_and_load(n);
   }
+  __syncthreads();  // the barriers are initialised (and the first tiles recorded) before anyone waits
+
   StageCursor<kStages> cursor;
-  for (int i = 0; i < num_mine; ++i, cursor.advance()) {
+  for (int i = 0;; ++i, cursor.advance()) {
     float* smem_tile = smem_tiles + cursor.stage * kTileElems;
     course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
+    const int tile = kInOrder ? stage_tile[cursor.stage] : dealt_tile(i);
+    if (tile >= grid.num_tiles) break;  // the same answer in every thread; a block's tiles only increase
     modify_tile(smem_tile);
     ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared become visible to the async proxy
     __syncthreads();                            // all writes fenced before the store; nobody reads the stage after
     if (is_leader) {
-      store_tile(&out_map, grid, tile_of(i), smem_tile);
-      const int done = i - kRefillLag;   // the tile whose stage is refilled now
-      const int next = done + kStages;   // the tile that goes into it
-      if (done >= 0 && next < num_mine) {
-        ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kRefillLag>{});  // the store of tile `done` has read its stage
-        const int stage = next % kStages;
-        load_tile(&in_map, grid, tile_of(next), smem_tiles + stage * kTileElems, &full_bar[stage]);
+      store_tile(&out_map, grid, tile, smem_tile);
+      if (i >= kRefillLag) {
+        ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kRefillLag>{});  // the store of tile i - lag has read its stage
+        take_and_load(i - kRefillLag + kStages);                        // refill that stage
       }
     }
   }
@@ -369,7 +384,22 @@ void launch_global_memory(const TileMaps& maps, const TileGrid& grid, unsigned m
 }
 template <int kStages>
 void launch_pipeline(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  launch_persistent(pipeline_kernel<kStages>, pipeline_smem_bytes<kStages>(), grid, max_blocks, maps.in, maps.out, grid);
+  unsigned long long* no_counter = nullptr;
+  launch_persistent(pipeline_kernel<kStages>, pipeline_smem_bytes<kStages>(), grid, max_blocks, maps.in, maps.out, grid,
+                    no_counter);
+}
+
+// pipeline_in_order's counter of taken tiles: zeroed by a memset on the same stream before each
+// launch (two launches running at once would each need their own).
+__device__ unsigned long long g_next_tile;
+
+template <int kStages>
+void launch_pipeline_in_order(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks) {
+  unsigned long long* counter = nullptr;
+  COURSE_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&counter), g_next_tile));
+  COURSE_CHECK(cudaMemsetAsync(counter, 0, sizeof(*counter)));
+  launch_persistent(pipeline_kernel<kStages, true>, pipeline_smem_bytes<kStages>(), grid, max_blocks, maps.in,
+                    maps.out, grid, counter);
 }
 
 constexpr int kEdgeStages = 4;  // the pipeline depth of the edge-case variants
@@ -389,6 +419,8 @@ const Variant kVariants[] = {
     {"pipeline_2stage", "persistent TMA pipeline, 2 stages", &launch_pipeline<2>},
     {"pipeline_3stage", "persistent TMA pipeline, 3 stages", &launch_pipeline<3>},
     {"pipeline_4stage", "persistent TMA pipeline, 4 stages", &launch_pipeline<4>},
+    {"pipeline_in_order", "4 stages; each next tile taken in order from a global counter (chapter 06)",
+     &launch_pipeline_in_order<4>},
     {"padded_rows", "4 stages; rows of pitch-3 floats padded to the pitch: edge boxes, clipped stores",
      &launch_pipeline<kEdgeStages>, true},
     {"shifted", "out[r][c] = 2 in[r-3][c-4] on padded rows: negative box starts, zero fill",

@@ -232,9 +232,10 @@ class HostCodegen : public ::testing::Test {
   static inline std::string ptx90_;
 };
 
-const char* const kKernels[] = {"grid_constant_kernel", "constant_memory_kernel", "global_memory_kernel",
-                                "pipeline_kernelILi1E", "pipeline_kernelILi2E", "pipeline_kernelILi3E",
-                                "pipeline_kernelILi4E"};
+// pipeline_kernel<N, kInOrder>: Lb0 is the dealt ring, Lb1 the in-order one.
+const char* const kKernels[] = {"grid_constant_kernel",   "constant_memory_kernel", "global_memory_kernel",
+                                "pipeline_kernelILi1ELb0E", "pipeline_kernelILi2ELb0E", "pipeline_kernelILi3ELb0E",
+                                "pipeline_kernelILi4ELb0E", "pipeline_kernelILi4ELb1E"};
 
 TEST_F(HostCodegen, EveryKernelMovesTilesWithTensorCopiesOnly) {
   for (const char* name : kKernels) {
@@ -253,7 +254,7 @@ TEST_F(HostCodegen, EveryKernelMovesTilesWithTensorCopiesOnly) {
 
 // Where the map lives decides how the kernel finds its address.
 TEST_F(HostCodegen, TheMapIsReadWhereItLives) {
-  for (const char* name : {"grid_constant_kernel", "pipeline_kernelILi4E"}) {
+  for (const char* name : {"grid_constant_kernel", "pipeline_kernelILi4ELb0E", "pipeline_kernelILi4ELb1E"}) {
     EXPECT_TRUE(has(sm90(name), "cvta.param.u64")) << name << ": the parameter's own address, no local copy";
     EXPECT_FALSE(has(sm90(name), "fence.proxy.tensormap")) << name;
   }
@@ -263,11 +264,18 @@ TEST_F(HostCodegen, TheMapIsReadWhereItLives) {
 }
 
 TEST_F(HostCodegen, PipelinesRefillOneStoreLate) {
-  EXPECT_TRUE(has(sm90("pipeline_kernelILi1E"), "cp.async.bulk.wait_group.read 0;"));
-  EXPECT_FALSE(has(sm90("pipeline_kernelILi1E"), "cp.async.bulk.wait_group.read 1;"));
-  for (const char* name : {"pipeline_kernelILi2E", "pipeline_kernelILi3E", "pipeline_kernelILi4E"}) {
+  EXPECT_TRUE(has(sm90("pipeline_kernelILi1ELb0E"), "cp.async.bulk.wait_group.read 0;"));
+  EXPECT_FALSE(has(sm90("pipeline_kernelILi1ELb0E"), "cp.async.bulk.wait_group.read 1;"));
+  for (const char* name : {"pipeline_kernelILi2ELb0E", "pipeline_kernelILi3ELb0E", "pipeline_kernelILi4ELb0E",
+                           "pipeline_kernelILi4ELb1E"}) {
     EXPECT_TRUE(has(sm90(name), "cp.async.bulk.wait_group.read 1;")) << name;
   }
+}
+
+// Only the in-order ring draws tiles from the counter; the dealt rings compute theirs.
+TEST_F(HostCodegen, OnlyTheInOrderRingUsesTheCounter) {
+  EXPECT_TRUE(has(sm90("pipeline_kernelILi4ELb1E"), "atom.global.add.u64"));
+  EXPECT_FALSE(has(sm90("pipeline_kernelILi4ELb0E"), "atom.global"));
 }
 
 // ---- On the GPU: every variant ------------------------------------------------------------
