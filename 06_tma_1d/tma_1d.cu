@@ -467,35 +467,31 @@ unsigned ring_grid(std::size_t smem_bytes, std::size_t num_tiles) {
   return static_cast<unsigned>(std::min<std::size_t>(static_cast<std::size_t>(num_sms) * blocks_per_sm, num_tiles));
 }
 
-template <int kStages, std::size_t kStageTileBytes>
-void launch_prefetch(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
-  const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
-  require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);
-  if (num_bytes == 0) return;
-  constexpr std::size_t smem_bytes = prefetch_smem_bytes(kStages, kStageTileBytes);
-  constexpr auto kernel = prefetch_kernel<kStages, kStageTileBytes>;
-  const unsigned grid = ring_grid<kernel>(smem_bytes, num_tiles_of(num_bytes, kStageTileBytes));
-  kernel<<<grid, kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes);
-  COURSE_CHECK_LAUNCH();
-}
-
 // The counter of taken tiles lives in global memory and starts at zero on every launch: the
 // reset is a memset on the same stream, ordered before the kernel. (Two launches running at
 // once would share it: each launch would need its own counter.)
 __device__ unsigned long long g_next_tile;
 
-template <int kStages, std::size_t kStageTileBytes>
-void launch_in_order(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
+// A ring of kStages stages: tiles dealt out in advance (prefetch_kernel), or taken in order
+// from the counter (in_order_kernel).
+template <int kStages, std::size_t kStageTileBytes, bool kInOrder = false>
+void launch_ring(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
   const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
   require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);
   if (num_bytes == 0) return;
   constexpr std::size_t smem_bytes = prefetch_smem_bytes(kStages, kStageTileBytes);
-  constexpr auto kernel = in_order_kernel<kStages, kStageTileBytes>;
-  const unsigned grid = ring_grid<kernel>(smem_bytes, num_tiles_of(num_bytes, kStageTileBytes));
-  void* counter = nullptr;
-  COURSE_CHECK(cudaGetSymbolAddress(&counter, g_next_tile));
-  COURSE_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long)));
-  kernel<<<grid, kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes, static_cast<unsigned long long*>(counter));
+  const std::size_t num_tiles = num_tiles_of(num_bytes, kStageTileBytes);
+  if constexpr (kInOrder) {
+    constexpr auto kernel = in_order_kernel<kStages, kStageTileBytes>;
+    const unsigned grid = ring_grid<kernel>(smem_bytes, num_tiles);
+    void* counter = nullptr;
+    COURSE_CHECK(cudaGetSymbolAddress(&counter, g_next_tile));
+    COURSE_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long)));
+    kernel<<<grid, kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes, static_cast<unsigned long long*>(counter));
+  } else {
+    constexpr auto kernel = prefetch_kernel<kStages, kStageTileBytes>;
+    kernel<<<ring_grid<kernel>(smem_bytes, num_tiles), kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes);
+  }
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
@@ -522,17 +518,17 @@ const Variant kVariants[] = {
     {"memcpy_async_bytes", "the first call with char pointers, plain size: one thread copies bytes",
      &launch_tiles<memcpy_async_kernel<1, false>>, kTileBytes},
     {"prefetch_1_stage", "ring of 1 x 32 KiB: a block's next load waits for its store",
-     &launch_prefetch<1, kStageBytes>, kStageBytes},
+     &launch_ring<1, kStageBytes>, kStageBytes},
     {"prefetch_2_stages", "ring of 2 x 32 KiB, one barrier per stage, explicit parity",
-     &launch_prefetch<2, kStageBytes>, kStageBytes},
+     &launch_ring<2, kStageBytes>, kStageBytes},
     {"prefetch_3_stages", "ring of 3 x 32 KiB: two blocks per SM on an H100",
-     &launch_prefetch<3, kStageBytes>, kStageBytes},
+     &launch_ring<3, kStageBytes>, kStageBytes},
     {"prefetch_4_stages", "ring of 4 x 32 KiB: 128 KiB of loads in flight, one block per SM",
-     &launch_prefetch<4, kStageBytes>, kStageBytes},
+     &launch_ring<4, kStageBytes>, kStageBytes},
     {"in_order_3_stages", "ring of 3 x 32 KiB, tiles taken in order from a global counter",
-     &launch_in_order<3, kStageBytes>, kStageBytes},
+     &launch_ring<3, kStageBytes, true>, kStageBytes},
     {"in_order_4_stages", "ring of 4 x 32 KiB, tiles taken in order from a global counter",
-     &launch_in_order<4, kStageBytes>, kStageBytes},
+     &launch_ring<4, kStageBytes, true>, kStageBytes},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------

@@ -305,7 +305,7 @@ class Sm90_Tma1dRing : public course::GpuTest {
   void expect_ring_correct() {
     for (const std::size_t num_bytes : {kStageTileBytes, 3 * kStageTileBytes + 32, 1000 * kStageTileBytes + 4080}) {
       Problem problem(num_bytes / sizeof(std::uint32_t));
-      const Variant ring{"ring", "", &launch_prefetch<kStages, kStageTileBytes>, kStageTileBytes};
+      const Variant ring{"ring", "", &launch_ring<kStages, kStageTileBytes>, kStageTileBytes};
       const course::Comparison result = verify(ring, problem);
       EXPECT_TRUE(result.ok()) << kStages << " x " << kStageTileBytes << " bytes, array of " << num_bytes
                                << " bytes: " << result.summary() << '\n'
@@ -338,7 +338,7 @@ TEST_F(Sm90_Tma1dRing, TooLargeRingIsRefusedBeforeLaunch) {
   Problem problem(64 * 1024);
   problem.gmem_out.poison();
   try {
-    launch_prefetch<4, 64 * 1024>(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_elems);
+    launch_ring<4, 64 * 1024>(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_elems);
     ADD_FAILURE() << "a ring of 4 x 64 KiB does not fit 227 KiB of shared memory and must be refused";
   } catch (const course::UsageError& error) {
     EXPECT_TRUE(contains(error.what(), "cudaDevAttrMaxSharedMemoryPerBlockOptin")) << error.what();

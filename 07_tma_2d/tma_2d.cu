@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const auto take_and_load = [&](int n) {  // leader only
     const int stage = n % kStages;
     const int tile = kInOrder ? static_cast<int>(atomicAdd(next_tile, 1ull)) : dealt_tile(n);
-    if (kInOrder) stage_tile[stage] = tile;
+    if constexpr (kInOrder) stage_tile[stage] = tile;
     if (tile >= grid.num_tiles) {
       (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage]);
       return;
