@@ -1,82 +1,124 @@
 # course_add_chapter(): everything one chapter folder needs, written once.
 #
 #   course_add_chapter(
-#     PROGRAM      sync_copy        # sync_copy.cu (program) and sync_copy_test.cu (GoogleTest)
-#     MIN_ARCH     80               # compute capability needed: 75, 80, 90 or 90a
-#     PTX_ARCHS    90               # more architectures to emit PTX for (host tests may read it)
-#     PTX_EXPECT   "cp\\.async"     # regexes that must appear in the PTX for MIN_ARCH
-#     PTX_REJECT   ...              # regexes that must not
-#     SASS_EXPECT  "LDGSTS"         # regexes that must appear in the machine code (needs cuobjdump)
-#     SASS_REJECT  ...)
+#     LESSONS   memcpy_async stencil   # the lesson programs, X.cu each; the first is the chapter's lesson
+#     LAB       memcpy_async_lab       # the lab program, X.cu (optional): sweeps, alternatives, comparisons
+#     MIN_ARCH  80                     # compute capability needed: 75, 80, 90 or 90a
+#     PTX_ARCHS 90                     # more architectures to emit PTX for (codegen tests read it)
+#     LIBRARIES CUDA::cublas)          # extra libraries of the lab and the tests (optional)
 #
-# Creates, for folder NN_topic:
-#   target NN_topic        the program (executable name: PROGRAM), also a CTest test labelled chapter
-#   target NN_topic_test   the GoogleTest suite (tests labelled host or gpu, and NN_topic)
-#   tests NN_topic.ptx and NN_topic.sass, which check the emitted code (labelled codegen)
+# For folder NN_topic it creates:
+#   target NN_topic          the first lesson (executable named after it), a CTest test labelled chapter
+#   target NN_topic_<name>   every further lesson and the lab (executable <name>); CTest tests
+#                            NN_topic.<name>, labelled chapter (lessons) or lab (the lab)
+#   target NN_topic_<stem>   every <stem>_test.cu in the folder: a GoogleTest suite (host or gpu tests)
+#   <program>.compute_<arch>.ptx for every program, read by the chapter's codegen tests
+#                            (course/codegen.hpp: course::chapter_ptx)
+#
+# Programs and tests keep one rule for main(): a lesson's main is compiled unless COURSE_NO_MAIN is
+# defined, the lab's unless COURSE_NO_LAB_MAIN is. The lab includes its lesson (its main compiled
+# out with COURSE_NO_MAIN); a test includes the programs it tests with both defined.
+# Writes ${CMAKE_BINARY_DIR}/course_programs.txt, one line per program:
+#   <chapter> <lesson|lab|test> <name> <target> <path of the executable>
+# (the chapter's first lesson comes first)
+# which scripts/gpu_check.sh reads to bench and sanitize every program.
 set(COURSE_SKIP_RETURN_CODE 77)
-set(COURSE_CHECK_CODE_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/CourseCheckCode.cmake")
+set(COURSE_PROGRAMS_MANIFEST "${CMAKE_BINARY_DIR}/course_programs.txt")
+file(WRITE "${COURSE_PROGRAMS_MANIFEST}" "")
 
 function(course_add_chapter)
-  cmake_parse_arguments(ARG "" "PROGRAM;MIN_ARCH" "PTX_ARCHS;PTX_EXPECT;PTX_REJECT;SASS_EXPECT;SASS_REJECT" ${ARGN})
+  cmake_parse_arguments(ARG "" "LAB;MIN_ARCH" "LESSONS;PTX_ARCHS;LIBRARIES" ${ARGN})
+  foreach(unknown IN LISTS ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "course_add_chapter: unknown argument '${unknown}'")
+  endforeach()
   get_filename_component(chapter "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
-  set(source "${CMAKE_CURRENT_SOURCE_DIR}/${ARG_PROGRAM}.cu")
-  set(test_source "${CMAKE_CURRENT_SOURCE_DIR}/${ARG_PROGRAM}_test.cu")
+  if(NOT ARG_LESSONS)
+    message(FATAL_ERROR "${chapter}: course_add_chapter needs LESSONS (the lesson programs, first the main one)")
+  endif()
   course_chapter_architectures(archs ${ARG_MIN_ARCH})
   message(STATUS "${chapter}: CUDA architectures ${archs}")
 
-  add_executable(${chapter} "${source}")
-  set_target_properties(${chapter} PROPERTIES OUTPUT_NAME ${ARG_PROGRAM} CUDA_ARCHITECTURES "${archs}")
-  target_link_libraries(${chapter} PRIVATE course::host)
-
-  add_executable(${chapter}_test "${test_source}")
-  set_target_properties(${chapter}_test PROPERTIES OUTPUT_NAME ${ARG_PROGRAM}_test CUDA_ARCHITECTURES "${archs}")
-  target_compile_definitions(${chapter}_test PRIVATE COURSE_NO_MAIN)
-  target_include_directories(${chapter}_test PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
-  target_link_libraries(${chapter}_test PRIVATE course::host)
-  course_add_gtest(${chapter}_test LABELS ${chapter})
-
-  # The program itself, verify-only: what the "chapters" workflow runs, in order.
-  add_test(NAME ${chapter} COMMAND ${chapter})
-  set_tests_properties(${chapter} PROPERTIES
-    LABELS "chapter;gpu;${chapter}"
-    SKIP_RETURN_CODE ${COURSE_SKIP_RETURN_CODE}
-    TIMEOUT ${COURSE_TEST_TIMEOUT})
-
-  # PTX, generated at build time on any machine: for the chapter's minimum architecture and
-  # for each of PTX_ARCHS (library code can take another path per architecture). Host tests
-  # inspect individual kernels in COURSE_PTX_DIR/<program>.compute_<arch>.ptx.
-  # The PTX depends on the chapter's own headers and the shared library's, not only the .cu.
-  file(GLOB ptx_headers CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.hpp" "${CMAKE_CURRENT_SOURCE_DIR}/*.cuh"
+  # The chapter's headers and the shared library's: the PTX depends on them, not only on the .cu.
+  file(GLOB headers CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.hpp" "${CMAKE_CURRENT_SOURCE_DIR}/*.cuh"
        "${PROJECT_SOURCE_DIR}/common/course/*.hpp" "${PROJECT_SOURCE_DIR}/common/course/*.cuh")
-  set(ptx_files "")
-  foreach(arch IN LISTS ARG_MIN_ARCH ARG_PTX_ARCHS)
-    set(file "${CMAKE_CURRENT_BINARY_DIR}/${ARG_PROGRAM}.compute_${arch}.ptx")
-    add_custom_command(OUTPUT "${file}"
-      COMMAND "${CMAKE_CUDA_COMPILER}" -std=c++17 -ptx -arch=compute_${arch} -DCOURSE_NO_MAIN
-              -I "${PROJECT_SOURCE_DIR}/common" "${source}" -o "${file}"
-      DEPENDS "${source}" ${ptx_headers}
-      COMMENT "PTX of ${chapter} for compute_${arch}"
-      VERBATIM)
-    list(APPEND ptx_files "${file}")
+
+  list(GET ARG_LESSONS 0 main_lesson)
+  set(programs ${ARG_LESSONS})
+  if(ARG_LAB)
+    list(APPEND programs ${ARG_LAB})
+  endif()
+  set(ptx_targets "")
+  foreach(program IN LISTS programs)
+    set(source "${CMAKE_CURRENT_SOURCE_DIR}/${program}.cu")
+    if(NOT EXISTS "${source}")
+      message(FATAL_ERROR "${chapter}: no program ${program}.cu")
+    endif()
+    if(program STREQUAL main_lesson)
+      set(target ${chapter})
+      set(test_name ${chapter})
+    else()
+      set(target ${chapter}_${program})
+      set(test_name ${chapter}.${program})
+    endif()
+    if(program STREQUAL ARG_LAB)
+      set(kind lab)
+      set(defines COURSE_NO_MAIN)  # the lab includes its lesson, whose main must not come along
+    else()
+      set(kind lesson)
+      set(defines "")
+    endif()
+    add_executable(${target} "${source}")
+    set_target_properties(${target} PROPERTIES OUTPUT_NAME ${program} CUDA_ARCHITECTURES "${archs}")
+    target_compile_definitions(${target} PRIVATE ${defines})
+    target_include_directories(${target} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
+    target_link_libraries(${target} PRIVATE course::host ${ARG_LIBRARIES})
+    file(APPEND "${COURSE_PROGRAMS_MANIFEST}"
+         "${chapter} ${kind} ${program} ${target} ${CMAKE_CURRENT_BINARY_DIR}/${program}\n")
+
+    # Verify-only: the chapters workflow runs the lessons in order; the labs run with the tests.
+    add_test(NAME ${test_name} COMMAND ${target})
+    if(kind STREQUAL "lab")
+      set(labels "lab;gpu;${chapter}")
+    else()
+      set(labels "chapter;gpu;${chapter}")
+    endif()
+    set_tests_properties(${test_name} PROPERTIES
+      LABELS "${labels}" SKIP_RETURN_CODE ${COURSE_SKIP_RETURN_CODE} TIMEOUT ${COURSE_TEST_TIMEOUT})
+
+    # PTX, generated at build time on any machine: for the chapter's minimum architecture and
+    # each of PTX_ARCHS (library code can take another path per architecture).
+    set(ptx_files "")
+    foreach(arch IN LISTS ARG_MIN_ARCH ARG_PTX_ARCHS)
+      set(file "${CMAKE_CURRENT_BINARY_DIR}/${program}.compute_${arch}.ptx")
+      add_custom_command(OUTPUT "${file}"
+        COMMAND "${CMAKE_CUDA_COMPILER}" -std=c++17 -ptx -arch=compute_${arch} -DCOURSE_NO_MAIN -DCOURSE_NO_LAB_MAIN
+                -I "${PROJECT_SOURCE_DIR}/common" -I "${CMAKE_CURRENT_SOURCE_DIR}" "${source}" -o "${file}"
+        DEPENDS "${source}" ${headers}
+        COMMENT "PTX of ${chapter}/${program}.cu for compute_${arch}"
+        VERBATIM)
+      list(APPEND ptx_files "${file}")
+    endforeach()
+    add_custom_target(${target}_ptx DEPENDS ${ptx_files})
+    list(APPEND ptx_targets ${target}_ptx)
   endforeach()
-  list(GET ptx_files 0 ptx)
-  add_custom_target(${chapter}_ptx ALL DEPENDS ${ptx_files})
-  add_dependencies(${chapter}_test ${chapter}_ptx)
-  target_compile_definitions(${chapter}_test PRIVATE COURSE_PTX_DIR="${CMAKE_CURRENT_BINARY_DIR}")
 
-  string(REPLACE ";" "~~" ptx_expect "${ARG_PTX_EXPECT}")
-  string(REPLACE ";" "~~" ptx_reject "${ARG_PTX_REJECT}")
-  add_test(NAME ${chapter}.ptx COMMAND "${CMAKE_COMMAND}"
-    -DMODE=ptx -DINPUT=${ptx} -DEXPECT=${ptx_expect} -DREJECT=${ptx_reject}
-    -P "${COURSE_CHECK_CODE_SCRIPT}")
-  set_tests_properties(${chapter}.ptx PROPERTIES LABELS "host;codegen;${chapter}" TIMEOUT 60)
-
-  string(REPLACE ";" "~~" sass_expect "${ARG_SASS_EXPECT}")
-  string(REPLACE ";" "~~" sass_reject "${ARG_SASS_REJECT}")
-  add_test(NAME ${chapter}.sass COMMAND "${CMAKE_COMMAND}"
-    -DMODE=sass -DINPUT=$<TARGET_FILE:${chapter}> -DEXPECT=${sass_expect} -DREJECT=${sass_reject}
-    -DTOOL_DIR=${CUDAToolkit_BIN_DIR}
-    -P "${COURSE_CHECK_CODE_SCRIPT}")
-  set_tests_properties(${chapter}.sass PROPERTIES
-    LABELS "host;codegen;${chapter}" TIMEOUT 60 SKIP_REGULAR_EXPRESSION "SKIPPED:")
+  # Every <stem>_test.cu is a GoogleTest suite; the naming rule of its suites is checked here.
+  file(GLOB test_sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*_test.cu")
+  if(NOT test_sources)
+    message(FATAL_ERROR "${chapter}: no *_test.cu: every chapter has a GoogleTest suite")
+  endif()
+  foreach(test_source IN LISTS test_sources)
+    get_filename_component(stem "${test_source}" NAME_WE)
+    course_check_suite_names("${test_source}")
+    add_executable(${chapter}_${stem} "${test_source}")
+    set_target_properties(${chapter}_${stem} PROPERTIES OUTPUT_NAME ${stem} CUDA_ARCHITECTURES "${archs}")
+    target_compile_definitions(${chapter}_${stem} PRIVATE COURSE_NO_MAIN COURSE_NO_LAB_MAIN
+      COURSE_PTX_DIR="${CMAKE_CURRENT_BINARY_DIR}" COURSE_CUOBJDUMP="${CUDAToolkit_BIN_DIR}/cuobjdump")
+    target_include_directories(${chapter}_${stem} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")
+    target_link_libraries(${chapter}_${stem} PRIVATE course::host ${ARG_LIBRARIES})
+    add_dependencies(${chapter}_${stem} ${ptx_targets})
+    course_add_gtest(${chapter}_${stem} LABELS ${chapter})
+    file(APPEND "${COURSE_PROGRAMS_MANIFEST}"
+         "${chapter} test ${stem} ${chapter}_${stem} ${CMAKE_CURRENT_BINARY_DIR}/${stem}\n")
+  endforeach()
 endfunction()

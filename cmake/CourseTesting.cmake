@@ -25,6 +25,14 @@ set(COURSE_TEST_TIMEOUT 120 CACHE STRING "Timeout of each test, in seconds")
 # LABELS adds further labels (the chapter) to every test of the calling directory.
 function(course_add_gtest target)
   cmake_parse_arguments(ARG "" "" "LABELS" ${ARGN})
+  get_target_property(sources ${target} SOURCES)
+  get_target_property(source_dir ${target} SOURCE_DIR)
+  foreach(source IN LISTS sources)
+    if(NOT IS_ABSOLUTE "${source}")
+      set(source "${source_dir}/${source}")
+    endif()
+    course_check_suite_names("${source}")
+  endforeach()
   target_link_libraries(${target} PRIVATE GTest::gtest_main)
   # gtest_discover_tests flattens a list given as one property value, so each discovered
   # test gets one label here (host or gpu); further labels apply to the whole directory.
@@ -37,4 +45,27 @@ function(course_add_gtest target)
     TEST_FILTER "Sm*:*/Sm*"
     DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS gpu TIMEOUT ${COURSE_TEST_TIMEOUT})
+endfunction()
+
+# The naming rule, checked when the project is configured: every suite a test source defines
+# (TEST, TEST_F, TEST_P, TYPED_TEST) is named Host... or Sm<capability>[a]_...; the filters above
+# would silently leave any other suite out of CTest, so a broken name stops the configure step.
+function(course_check_suite_names source)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${source}")
+  file(READ "${source}" text)
+  string(REGEX MATCHALL "(^|[^A-Za-z0-9_])(TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)[ \t\n]*\\([ \t\n]*[A-Za-z0-9_]+"
+         uses "${text}")
+  set(broken "")
+  foreach(use IN LISTS uses)
+    string(REGEX REPLACE ".*\\([ \t\n]*" "" suite "${use}")
+    if(NOT suite MATCHES "^(Host[A-Za-z0-9_]*|Sm[0-9]+a?_[A-Za-z0-9_]+)$")
+      list(APPEND broken "${suite}")
+    endif()
+  endforeach()
+  if(broken)
+    list(REMOVE_DUPLICATES broken)
+    list(JOIN broken ", " names)
+    message(FATAL_ERROR "${source}: test suite names must start with Host (CPU tests) or Sm<capability>_ "
+                        "(GPU tests, e.g. Sm90_Tma1d); these would never run: ${names}")
+  endif()
 endfunction()

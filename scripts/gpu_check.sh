@@ -13,11 +13,13 @@
 # Steps (each logged to OUTDIR/<step>.log; a failing step does not stop the others):
 #   configure, build   Release build in build-gpu/ (Ninja when installed)
 #   tests              every CTest test; JUnit in OUTDIR/tests.junit.xml
-#   bench              every chapter with --bench --format=csv -> bench_<chapter>.csv
-#                      (chapter default size, 1 GiB; --quick uses --size=64M)
+#   bench              every program (each chapter's lessons and lab) with --bench --format=csv
+#                      -> bench_<chapter>.csv for the chapter's lesson, bench_<chapter>.<program>.csv
+#                      for its other programs (default size, 1 GiB; --quick uses --size=64M)
 #   sanitizer          compute-sanitizer memcheck, racecheck, synccheck, initcheck on every
-#                      chapter at its default verify size -> sanitizer_<tool>_<chapter>.log
-#   ncu                for chapters with ncu_metrics.txt (lines "<args>|<metric,metric>")
+#                      program at its default verify size -> sanitizer_<tool>_<key>.log
+#   ncu                for chapters with ncu_metrics.txt (lines "<args>|<metric,metric>" run the
+#                      lesson; "@<program> <args>|..." runs another program of the chapter, e.g. its lab)
 # OUTDIR/summary.md collects it all and is printed last. Exit status 0 only if no step failed;
 # a chapter or test that skips (exit 77: the GPU lacks a feature, or a tool is missing) is
 # listed but is not a failure.
@@ -77,19 +79,16 @@ find_tool() {
   return 1
 }
 
-# The chapters: folders NN_topic with a course_add_chapter(PROGRAM name ...) call.
+# The chapters asked for: folders NN_topic with a CMakeLists.txt (default: all of them).
 chapters=()
-declare -A program
 for dir in [0-9][0-9]_*/; do
   ch=${dir%/}
   [[ $ch =~ ^[0-9][0-9]_ && -f $ch/CMakeLists.txt ]] || continue
-  name=$(sed -n 's/.*PROGRAM[[:space:]]\{1,\}\([A-Za-z0-9_]\{1,\}\).*/\1/p' "$ch/CMakeLists.txt" | head -n1)
-  [[ -n $name ]] || continue
   [[ -z $only_chapters || ,$only_chapters, == *,$ch,* ]] || continue
-  chapters+=("$ch"); program[$ch]=$build/$ch/$name
+  chapters+=("$ch")
 done
 for ch in ${only_chapters//,/ }; do
-  [[ -n ${program[$ch]:-} ]] || { echo "--chapters: '$ch' is not a chapter folder with a course_add_chapter(PROGRAM ...) call" >&2; exit 2; }
+  [[ -f $ch/CMakeLists.txt && $ch =~ ^[0-9][0-9]_ ]] || { echo "--chapters: '$ch' is not a chapter folder (NN_topic with a CMakeLists.txt)" >&2; exit 2; }
 done
 echo "==> chapters: ${chapters[*]:-none}"
 
@@ -105,8 +104,21 @@ else
 fi
 nvcc_path=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)
 [[ -n $nvcc_path && $(dirname "$nvcc_path") != /usr/local/cuda/bin ]] && tool_dirs=("$(dirname "$nvcc_path")" "${tool_dirs[@]}")
-target_args=()  # with --chapters, only those chapters' programs and test executables
-for ch in ${only_chapters//,/ }; do target_args+=(--target "$ch" --target "${ch}_test"); done
+# The programs of those chapters, from the manifest the configure step wrote (lines
+# "<chapter> <lesson|lab|test> <name> <target> <executable>", each chapter's main lesson first).
+# A program's key names its logs: the chapter for the main lesson, chapter.name for the others.
+programs=()            # keys of the lessons and labs, in order
+declare -A program     # key -> executable
+target_args=()         # with --chapters, only those chapters' programs and test executables
+declare -A seen_lesson
+while read -r m_ch m_kind m_name m_target m_path; do
+  [[ ,${chapters[*]// /,}, == *,$m_ch,* ]] || continue
+  [[ -n $only_chapters ]] && target_args+=(--target "$m_target")
+  [[ $m_kind == test ]] && continue
+  if [[ $m_kind == lesson && -z ${seen_lesson[$m_ch]:-} ]]; then key=$m_ch; seen_lesson[$m_ch]=1; else key=$m_ch.$m_name; fi
+  programs+=("$key"); program[$key]=$m_path
+done <"$build/course_programs.txt" 2>/dev/null
+echo "==> programs: ${programs[*]:-none}"
 if cmake --build "$build" -j "$(nproc)" ${target_args[@]+"${target_args[@]}"} >"$outdir/build.log" 2>&1; then
   record build pass
 else
@@ -159,7 +171,7 @@ if wanted bench; then
   size_args=()
   ((quick)) && size_args=(--size=64M)
   bench_parts=() bench_notes=()
-  for ch in "${chapters[@]}"; do
+  for ch in "${programs[@]}"; do
     csv=$outdir/bench_$ch.csv log=$outdir/bench_$ch.log
     if [[ ! -x ${program[$ch]} ]]; then
       echo "not built: ${program[$ch]}" >"$log"; : >"$csv"; bench_parts+=(fail); bench_notes+=("$ch not built"); continue
@@ -202,12 +214,12 @@ if wanted sanitizer; then
   }
   if sanitizer_bin=$(find_tool compute-sanitizer); then
     for tool in "${tools[@]}"; do
-      for ch in "${chapters[@]}"; do
+      for ch in "${programs[@]}"; do
         log=$outdir/sanitizer_${tool}_$ch.log
         if [[ ! -x ${program[$ch]} ]]; then
           sanitizer[$tool,$ch]="not built"; sanitizer_parts+=(fail); sanitizer_notes+=("$ch not built"); echo "not built" >"$log"; continue
         fi
-        known_file=$root/$ch/sanitizer_known.txt
+        known_file=$root/${ch%%.*}/sanitizer_known.txt
         if [[ ! -f $known_file ]] || ! grep -q "^$tool " "$known_file"; then
           sanitize "$tool" "$ch" "$log"
           cell_of "$rc" "$errors"
@@ -246,12 +258,12 @@ if wanted sanitizer; then
     record sanitizer "$(combine ${sanitizer_parts[@]+"${sanitizer_parts[@]}"})" \
       "$(join ${sanitizer_notes[@]+"${sanitizer_notes[@]}"})"
 else
-  for tool in "${tools[@]}"; do for ch in "${chapters[@]}"; do sanitizer[$tool,$ch]="not installed"; done; done
+  for tool in "${tools[@]}"; do for ch in "${programs[@]}"; do sanitizer[$tool,$ch]="not installed"; done; done
   record sanitizer fail "compute-sanitizer is not installed: not on PATH nor in $(join "${tool_dirs[@]}")"
 fi
 
 else
-  for tool in "${tools[@]}"; do for ch in "${chapters[@]}"; do sanitizer[$tool,$ch]="not run"; done; done
+  for tool in "${tools[@]}"; do for ch in "${programs[@]}"; do sanitizer[$tool,$ch]="not run"; done; done
   record sanitizer skip "not asked for"
 fi
 
@@ -265,8 +277,12 @@ if wanted ncu; then
     while IFS='|' read -r args metrics; do
       [[ -z ${metrics:-} || $args == \#* ]] && continue  # blank lines and comments
       n=$((n + 1)); log=$outdir/ncu_${ch}_$n.log
+      key=$ch
+      if [[ $args == @* ]]; then  # "@name args": the chapter's program `name` (its lab, say), not its lesson
+        key=$ch.${args%% *}; key=${key/@/}; args=${args#* }
+      fi
       read -ra argv <<<"$args"
-      timeout "$run_timeout" "$ncu_bin" --metrics "$metrics" "${program[$ch]}" ${argv[@]+"${argv[@]}"} >"$log" 2>&1
+      timeout "$run_timeout" "$ncu_bin" --metrics "$metrics" "${program[$key]:-/nonexistent/$key}" ${argv[@]+"${argv[@]}"} >"$log" 2>&1
       case $? in
         0) ncu_parts+=(pass); ncu_notes+=("$ch: ncu_${ch}_$n.log") ;;
         77) ncu_parts+=(skip); ncu_notes+=("$ch: skipped (ncu_${ch}_$n.log)") ;;
@@ -320,10 +336,10 @@ summary=$outdir/summary.md
   echo
   echo "## compute-sanitizer"
   echo
-  header="| chapter |" rule="| --- |"
+  header="| program |" rule="| --- |"
   for tool in "${tools[@]}"; do header+=" $tool |"; rule+=" --- |"; done
   echo "$header"; echo "$rule"
-  for ch in "${chapters[@]}"; do
+  for ch in "${programs[@]}"; do
     row="| $ch |"
     for tool in "${tools[@]}"; do row+=" ${sanitizer[$tool,$ch]} |"; done
     echo "$row"
@@ -336,9 +352,9 @@ summary=$outdir/summary.md
   fi
   echo "## Bandwidth (GB/s counts bytes read plus bytes written)"
   echo
-  echo "| chapter | variant | size | median ms | GB/s | × cudaMemcpy |"
+  echo "| program | variant | size | median ms | GB/s | × cudaMemcpy |"
   echo "| --- | --- | --- | ---: | ---: | ---: |"
-  rows=$(for ch in "${chapters[@]}"; do
+  rows=$(for ch in "${programs[@]}"; do
     awk -F, -v ch="$ch" '
       function human(b) { return b >= 2^30 ? sprintf("%g GiB", b / 2^30) : b >= 2^20 ? sprintf("%g MiB", b / 2^20) : sprintf("%g KiB", b / 2^10) }
       NF == 7 && $1 != "chapter" && $0 !~ /^#/ {

@@ -3,10 +3,13 @@
 
     scripts/update_results.py RESULTS_DIR [--check] [--root DIR]
 
-Reads RESULTS_DIR/bench_<chapter>.csv, as written by `scripts/gpu_check.sh RESULTS_DIR`
+Reads RESULTS_DIR/bench_<chapter>.csv (the chapter's lesson) and bench_<chapter>.<program>.csv
+(its other programs: the lab, further lessons), as written by `scripts/gpu_check.sh RESULTS_DIR`
 (a chapter program's `--bench --format=csv` report: a '# <device>' line, a header, one row
 per variant and a last row for the cudaMemcpy_d2d baseline), and replaces the lines between
-`<!-- results:begin -->` and `<!-- results:end -->` in <chapter>/README.md with a table.
+`<!-- results:begin -->` and `<!-- results:end -->` in <chapter>/README.md with a table (for another
+program: `<!-- results:begin <program> -->` and `<!-- results:end <program> -->`, e.g. the page's
+"Lab" section between `<!-- results:begin tma_1d_lab -->` and `<!-- results:end tma_1d_lab -->`).
 Chapters whose README has no markers are left untouched. For a chapter with ncu_metrics.txt it
 also reads RESULTS_DIR/ncu_<chapter>_<n>.log (the n-th run that file lists) and replaces the
 lines between `<!-- ncu:begin -->` and `<!-- ncu:end -->` with one row per run and one column
@@ -153,8 +156,11 @@ def main():
         return 1
     problems, stale = 0, []
     for report in reports:
-        chapter = report.stem[len("bench_"):]
+        chapter, _, program = report.stem[len("bench_"):].partition(".")
         readme = args.root / chapter / "README.md"
+        begin, end = (f"<!-- results:begin {program} -->", f"<!-- results:end {program} -->") if program else (BEGIN, END)
+        if program:
+            chapter = f"{chapter} ({program})"
         try:
             device, iters, rows = read_report(report)
         except Skipped as reason:
@@ -168,9 +174,9 @@ def main():
             print(f"{chapter}: no README.md at {readme}; skipped")
             continue
         old = readme.read_text()
-        new = replace_block(old, results_block(device, iters, rows))
+        new = replace_block(old, results_block(device, iters, rows), begin, end)
         metrics_file = args.root / chapter / "ncu_metrics.txt"
-        if new is not None and metrics_file.is_file():
+        if new is not None and not program and metrics_file.is_file():
             runs = ncu_runs(metrics_file)
             try:
                 logs = [read_ncu_log(args.results_dir / f"ncu_{chapter}_{n}.log") for n in range(1, len(runs) + 1)]
@@ -184,7 +190,7 @@ def main():
                 else:
                     new = with_ncu
         if new is None:
-            print(f"{chapter}: README.md has no '{BEGIN}' ... '{END}' lines; left untouched")
+            print(f"{chapter}: README.md has no '{begin}' ... '{end}' lines; left untouched")
         elif new == old:
             print(f"{chapter}: README.md already up to date")
         elif args.check:

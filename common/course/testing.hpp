@@ -100,26 +100,6 @@ inline std::string read_text_file(const std::string& path) {
   return text.str();
 }
 
-/// The text of the first PTX entry whose (mangled) name contains @p name_part: from its
-/// `.entry` line up to the next function or entry (or the end); "" when there is none.
-/// (A closing brace cannot mark the end: inline assembly puts braces at the start of lines.)
-inline std::string ptx_kernel_body(const std::string& ptx, const std::string& name_part) {
-  std::size_t pos = 0;
-  while ((pos = ptx.find(".entry ", pos)) != std::string::npos) {
-    const std::size_t line_end = ptx.find('\n', pos);
-    if (ptx.substr(pos, line_end - pos).find(name_part) != std::string::npos) {
-      std::size_t end = std::string::npos;
-      for (const char* next : {"\n.visible ", "\n.entry ", "\n.func ", "\n.weak ", "\n// .globl"}) {
-        const std::size_t found = ptx.find(next, line_end);
-        if (found < end) end = found;
-      }
-      return ptx.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    }
-    pos = line_end;
-  }
-  return "";
-}
-
 }  // namespace course
 
 /// Expects @p launch_statement (which launches a deliberately broken kernel) to be stopped

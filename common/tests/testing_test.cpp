@@ -1,4 +1,5 @@
 #include "course/testing.hpp"
+#include "course/codegen.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,6 +24,22 @@ TEST(HostPtx, FindsTheBodyOfTheNamedKernelOnly) {
 }
 
 TEST(HostPtx, UnknownKernelGivesNothing) { EXPECT_EQ(course::ptx_kernel_body(kPtx, "third"), ""); }
+
+TEST(HostSass, FindsTheBodyOfTheNamedKernelOnly) {
+  const std::string sass =
+      "\t\tFunction : _Z5firstPKjPj\n\t/*0000*/ LDG.E R2, desc[UR4][R2.64] ;\n\t\t.......\n"
+      "\t\tFunction : _Z6secondILi4EEvPKj\n\t/*0000*/ LDGSTS.E.BYPASS.128 [R1], desc[UR4][R2.64] ;\n";
+  const std::string first = course::sass_kernel_body(sass, "first");
+  EXPECT_EQ(course::count_matches(first, "LDG\\.E "), 1);
+  EXPECT_EQ(course::count_matches(first, "LDGSTS"), 0) << "ran into the next kernel";
+  EXPECT_EQ(course::count_matches(course::sass_kernel_body(sass, "second"), "LDGSTS\\.E\\.BYPASS\\.128"), 1);
+  EXPECT_EQ(course::sass_kernel_body(sass, "third"), "");
+}
+
+TEST(HostPtx, CountsEveryMatch) {
+  EXPECT_EQ(course::count_matches("cp.async.ca a; cp.async.cg b; cp.async.ca c;", "cp\\.async\\.ca"), 2);
+  EXPECT_EQ(course::count_matches("ld.global", "st\\.global"), 0);
+}
 
 TEST(HostPtx, UnreadableFileGivesNothing) { EXPECT_EQ(course::read_text_file("/no/such/file.ptx"), ""); }
 

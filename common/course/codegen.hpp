@@ -1,0 +1,106 @@
+/// @file
+/// @brief Reading the code the compiler emitted, for a chapter's codegen tests: the PTX the build
+/// writes for every program, and the machine code (SASS) of the running test executable.
+///
+/// This is the one way the course checks emitted code: a `HostCodegen` test reads the PTX or the
+/// SASS of one kernel and expects the instructions the chapter teaches, and not the ones it
+/// replaces. PTX tests run on every machine (the build writes the PTX without a GPU); SASS tests
+/// need `cuobjdump` and machine code for the architecture, and skip with the reason otherwise.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <regex>
+#include <string>
+
+#include "course/testing.hpp"
+
+namespace course {
+
+/// The PTX of @p program (a lesson or lab of the chapter under test) for compute capability
+/// @p arch ("80", "90", "90a"), as the build wrote it; "" when the file is missing.
+/// Needs COURSE_PTX_DIR, which the chapter helper defines for test executables.
+inline std::string chapter_ptx(const std::string& program, const std::string& arch) {
+#ifdef COURSE_PTX_DIR
+  return read_text_file(std::string(COURSE_PTX_DIR) + "/" + program + ".compute_" + arch + ".ptx");
+#else
+  (void)program, (void)arch;
+  return "";
+#endif
+}
+
+/// The text of the first PTX entry whose (mangled) name contains @p name_part: from its
+/// `.entry` line up to the next function or entry (or the end); "" when there is none.
+/// (A closing brace cannot mark the end: inline assembly puts braces at the start of lines.)
+inline std::string ptx_kernel_body(const std::string& ptx, const std::string& name_part) {
+  std::size_t pos = 0;
+  while ((pos = ptx.find(".entry ", pos)) != std::string::npos) {
+    const std::size_t line_end = ptx.find('\n', pos);
+    if (ptx.substr(pos, line_end - pos).find(name_part) != std::string::npos) {
+      std::size_t end = std::string::npos;
+      for (const char* next : {"\n.visible ", "\n.entry ", "\n.func ", "\n.weak ", "\n// .globl"}) {
+        const std::size_t found = ptx.find(next, line_end);
+        if (found < end) end = found;
+      }
+      return ptx.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    }
+    pos = line_end;
+  }
+  return "";
+}
+
+/// How many times the regular expression @p pattern (ECMAScript) matches in @p code.
+inline int count_matches(const std::string& code, const std::string& pattern) {
+  const std::regex re(pattern);
+  return static_cast<int>(std::distance(std::sregex_iterator(code.begin(), code.end(), re), std::sregex_iterator()));
+}
+
+/// The machine code of this executable for @p sm ("sm_90"), from `cuobjdump -sass`; nothing when
+/// cuobjdump is not installed or the executable holds no machine code for that architecture.
+inline std::optional<std::string> own_sass(const std::string& sm) {
+#ifdef COURSE_CUOBJDUMP
+  std::string tool = COURSE_CUOBJDUMP;
+  if (std::FILE* probe = std::fopen(tool.c_str(), "rb")) {
+    std::fclose(probe);
+  } else {
+    tool = "cuobjdump";  // not where the toolkit was found at configure time: try PATH
+  }
+#else
+  const std::string tool = "cuobjdump";
+#endif
+  const std::string command = "'" + tool + "' -sass -arch " + sm + " /proc/self/exe 2>/dev/null";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  std::string text;
+  char buffer[65536];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, got);
+  const int status = pclose(pipe);
+  if (status != 0 || text.find("Function : ") == std::string::npos) return std::nullopt;
+  return text;
+}
+
+/// The SASS of the first kernel whose (mangled) name contains @p name_part: from its
+/// `Function :` line up to the next one (or the end); "" when there is none.
+inline std::string sass_kernel_body(const std::string& sass, const std::string& name_part) {
+  std::size_t pos = 0;
+  while ((pos = sass.find("Function : ", pos)) != std::string::npos) {
+    const std::size_t line_end = sass.find('\n', pos);
+    if (sass.substr(pos, line_end - pos).find(name_part) != std::string::npos) {
+      const std::size_t end = sass.find("Function : ", line_end);
+      return sass.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    }
+    pos = line_end;
+  }
+  return "";
+}
+
+}  // namespace course
+
+/// In a codegen test: declares `const std::string name` holding this executable's SASS for
+/// @p sm, or skips the test, saying why, when there is none to read.
+#define COURSE_SASS_OR_SKIP(name, sm)                                                                    \
+  const std::optional<std::string> name##_found = ::course::own_sass(sm);                               \
+  if (!name##_found) GTEST_SKIP() << "no " << (sm) << " machine code to read: cuobjdump is not installed " \
+                                     "or the build has no " << (sm) << " target";                       \
+  const std::string name = *name##_found
