@@ -48,6 +48,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 2
 build="build-gpu"
 run_timeout=600                  # seconds, per program run
+tool_wait_ms=120000              # bounded device waits under compute-sanitizer and ncu (course/wait_limit.hpp)
 tools=(memcheck racecheck synccheck initcheck)
 
 steps=()
@@ -200,7 +201,7 @@ if wanted sanitizer; then
 
   sanitize() {  # sanitize TOOL CHAPTER LOG [ARGS...] -> sets rc, errors
     local tool=$1 ch=$2 log=$3; shift 3
-    timeout "$run_timeout" "$sanitizer_bin" --tool "$tool" --error-exitcode 1 "${program[$ch]}" "$@" >"$log" 2>&1
+    COURSE_WAIT_LIMIT_MS=$tool_wait_ms timeout "$run_timeout" "$sanitizer_bin" --tool "$tool" --error-exitcode 1 "${program[$ch]}" "$@" >"$log" 2>&1
     rc=$?
     errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]\{1,\}\) error.*/\1/p; s/.*RACECHECK SUMMARY: .*(\([0-9]\{1,\}\) error.*/\1/p' "$log" | tail -n1)
   }
@@ -282,7 +283,7 @@ if wanted ncu; then
         key=$ch.${args%% *}; key=${key/@/}; args=${args#* }
       fi
       read -ra argv <<<"$args"
-      timeout "$run_timeout" "$ncu_bin" --metrics "$metrics" "${program[$key]:-/nonexistent/$key}" ${argv[@]+"${argv[@]}"} >"$log" 2>&1
+      COURSE_WAIT_LIMIT_MS=$tool_wait_ms timeout "$run_timeout" "$ncu_bin" --metrics "$metrics" "${program[$key]:-/nonexistent/$key}" ${argv[@]+"${argv[@]}"} >"$log" 2>&1
       case $? in
         0) ncu_parts+=(pass); ncu_notes+=("$ch: ncu_${ch}_$n.log") ;;
         77) ncu_parts+=(skip); ncu_notes+=("$ch: skipped (ncu_${ch}_$n.log)") ;;

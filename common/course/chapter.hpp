@@ -23,6 +23,7 @@
 #include "course/cli.hpp"
 #include "course/compare.hpp"
 #include "course/device.hpp"
+#include "course/device_setup.hpp"
 
 namespace course {
 
@@ -287,6 +288,7 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
     return kExitSkip;
   }
   log << "device: " << describe(device) << '\n';
+  run_device_setups();
   if (opts.bench && info.bench_reads_device_memory && working_set_too_small(opts.size_bytes, device.l2_bytes)) {
     log << "note: --size " << format_size(opts.size_bytes) << " is under twice the L2 ("
         << format_size(device.l2_bytes) << "): timings measure the cache, not device memory\n";

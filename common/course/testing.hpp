@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "course/device.hpp"
+#include "course/device_setup.hpp"
 
 namespace course {
 
@@ -32,6 +33,7 @@ class GpuTest : public ::testing::Test {
     static const DeviceInfo device = query_device();
     if (auto missing = unmet_requirement(requirement_, device)) GTEST_SKIP() << *missing;
     device_ = device;
+    run_device_setups();
   }
   const DeviceInfo& device() const { return device_; }
 

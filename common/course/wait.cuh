@@ -4,7 +4,8 @@
 /// A wrong arrival count, byte count or parity leaves a barrier wait spinning
 /// forever. These waits behave like the library's own (`bar.wait(token)`,
 /// `bar.wait_parity(p)`, `mbarrier.try_wait.parity`, `pipeline.consumer_wait()`)
-/// until COURSE_WAIT_LIMIT_NS nanoseconds have passed; then the first stuck thread of the
+/// until the process's wait limit has passed (course/wait_limit.hpp: COURSE_WAIT_LIMIT_NS,
+/// 4 s by default, 120 s under compute-sanitizer or ncu); then the first stuck thread of the
 /// grid fails a device-side assertion whose message names the barrier, stage and phase it
 /// was waiting on. The driver prints that message and the host sees `cudaErrorAssert` at
 /// its next synchronisation.
@@ -22,9 +23,14 @@
 #include <assert.h>
 
 #include <cstdint>
+#include <cstdio>
 
-/// How long a wait may take before it is declared stuck (default 4 s: thousands of times
-/// any correct wait in this course, also under compute-sanitizer).
+#include "course/check.hpp"
+#include "course/device_setup.hpp"
+#include "course/wait_limit.hpp"
+
+/// How long a wait may take before it is declared stuck, unless the process sets another bound
+/// (course/wait_limit.hpp): 4 s, thousands of times any correct wait in this course.
 #ifndef COURSE_WAIT_LIMIT_NS
 #define COURSE_WAIT_LIMIT_NS 4000000000ull
 #endif
@@ -47,6 +53,7 @@ __device__ inline unsigned long long globaltimer_ns() {
   return ns;
 }
 
+static __device__ unsigned long long wait_limit = COURSE_WAIT_LIMIT_NS;  // set per process below
 static __device__ int wait_reported = 0;       // the first stuck thread of the grid reports
 static __device__ char wait_report[320];        // its message, read by the driver on the assert
 
@@ -107,11 +114,28 @@ __device__ void spin_bounded(Ready&& ready, const WaitSite& site) {
   const unsigned long long start = globaltimer_ns();
   while (!ready()) {
     const unsigned long long waited = globaltimer_ns() - start;
-    if (waited > COURSE_WAIT_LIMIT_NS) give_up(site, waited);
+    if (waited > wait_limit) give_up(site, waited);
   }
 }
 
+// Host: gives this program's kernels the process's bound, when it is not the compiled one.
+inline void apply_wait_limit() {
+  const unsigned long long limit = wait_limit_ns(COURSE_WAIT_LIMIT_NS);
+  const char* env = std::getenv("COURSE_WAIT_LIMIT_MS");
+  if (env != nullptr && !parse_wait_limit_ms(env)) {
+    std::fprintf(stderr, "note: COURSE_WAIT_LIMIT_MS='%.40s' ignored: it takes whole milliseconds, 1 to 3600000\n", env);
+  }
+  if (limit != COURSE_WAIT_LIMIT_NS) COURSE_CHECK(cudaMemcpyToSymbol(wait_limit, &limit, sizeof limit));
+}
+static const RegisterDeviceSetup register_wait_limit(&apply_wait_limit);
+
 }  // namespace detail
+
+// The library's timed waits (try_wait_for, try_wait_parity_for) read an uninitialised elapsed
+// time on their first pass in the CCCL that CUDA 13.0 ships, so the suspend hint they pass to
+// mbarrier.try_wait would be garbage. With a zero duration they make one plain try_wait (the
+// hardware still suspends the thread for a while), and the loop here keeps the time.
+__device__ inline cuda::std::chrono::nanoseconds one_poll() { return cuda::std::chrono::nanoseconds(0); }
 
 /// `bar.wait(std::move(token))`, bounded.
 template <class Barrier>
@@ -120,7 +144,7 @@ __device__ void bounded_wait(Barrier& bar, typename Barrier::arrival_token&& tok
   detail::spin_bounded(
       [&] {
         typename Barrier::arrival_token attempt = kept;
-        return bar.try_wait_for(cuda::std::move(attempt), cuda::std::chrono::microseconds(20));
+        return bar.try_wait_for(cuda::std::move(attempt), one_poll());
       },
       site);
 }
@@ -128,7 +152,7 @@ __device__ void bounded_wait(Barrier& bar, typename Barrier::arrival_token&& tok
 /// `bar.wait_parity(parity)`, bounded: waits for the completion of the phase with that parity.
 template <class Barrier>
 __device__ void bounded_wait_parity(Barrier& bar, bool parity, const WaitSite& site) {
-  detail::spin_bounded([&] { return bar.try_wait_parity_for(parity, cuda::std::chrono::microseconds(20)); }, site);
+  detail::spin_bounded([&] { return bar.try_wait_parity_for(parity, one_poll()); }, site);
 }
 
 /// A raw mbarrier (a `uint64_t` in shared memory) waited on by phase parity, bounded.

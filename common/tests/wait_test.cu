@@ -79,4 +79,16 @@ TEST_F(Sm80_BoundedWait, WrongParityIsDiagnosed) {
                                "waiting on barrier 'full', stage 3, phase 1", 30.0);
 }
 
+TEST_F(Sm80_BoundedWait, TheProcessBoundIsTheOneApplied) {
+  // This executable compiles a 500 ms bound; COURSE_WAIT_LIMIT_MS moves it to 2 s. The
+  // diagnosis reports the time it waited, so a bound left at 500 ms shows as "after 5.. ms".
+  auto launch_with_longer_bound = [] {
+    setenv("COURSE_WAIT_LIMIT_MS", "2000", 1);
+    course::detail::apply_wait_limit();
+    parity_wait_kernel<<<2, 64>>>(1, nullptr);
+  };
+  COURSE_EXPECT_DIAGNOSED_HANG(launch_with_longer_bound(), "gave up after 2[0-9][0-9][0-9] ms waiting on barrier 'full'",
+                               30.0);
+}
+
 }  // namespace
