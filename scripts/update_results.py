@@ -45,12 +45,18 @@ def read_report(path):
     """Returns (device line, iterations or None, rows as dicts).
 
     Raises Skipped for a chapter that skipped, ValueError for a report that cannot be published."""
-    device, iters, rows, header_seen = None, None, [], False
+    device, iters, rows, header_seen, status, reason = None, None, [], False, None, ""
     for line in path.read_text().splitlines():
         if line.startswith("SKIPPED:") and not rows:
             raise Skipped(line[len("SKIPPED:"):].strip())
         if line.startswith("#"):
             comment = line[1:].strip()
+            if comment.startswith("status="):
+                status = comment[len("status="):]
+                continue
+            if comment.startswith("reason="):
+                reason = comment[len("reason="):]
+                continue
             match = re.search(r"\b(?:iters|iterations)\s*[=:]\s*(\d+)|\bmedian of (\d+)", comment)
             if match:
                 iters = int(match.group(1) or match.group(2))
@@ -62,6 +68,8 @@ def read_report(path):
             header_seen = True
         elif header_seen and line.count(",") == len(HEADER) - 1:
             rows.append(dict(zip(HEADER, next(csv.reader([line])))))
+    if status == "skipped" and not rows:
+        raise Skipped(reason)
     if not rows:
         raise ValueError("no result rows (the chapter skipped or failed; see its bench log)")
     for row in rows:

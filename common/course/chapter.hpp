@@ -94,6 +94,13 @@ class Report {
     row.ratio = measured.gbps / memcpy_baseline(row.size_bytes, iters).gbps;
   }
 
+  /// The outcome printed with the rows in csv and json: "passed", "failed" (with a reason when
+  /// the run stopped on an error).
+  void set_outcome(std::string status, std::string reason = "") {
+    status_ = std::move(status);
+    reason_ = std::move(reason);
+  }
+
   bool all_passed() const {
     for (const Row& row : rows_) {
       if (!row.passed) return false;
@@ -149,8 +156,27 @@ class Report {
       out << chapter_ << ",cudaMemcpy_d2d," << baseline_bytes_ << ",1," << baseline_->ms << ',' << baseline_->gbps
           << ",1\n";
     }
+    print_csv_outcome(out, status_, reason_);
   }
 
+ public:
+  /// The outcome lines that end every csv report ("# status=..." and, with a reason, "# reason=...").
+  static void print_csv_outcome(std::ostream& out, const std::string& status, const std::string& reason) {
+    if (status.empty()) return;
+    out << "# status=" << status << '\n';
+    if (reason.empty()) return;
+    std::string line = reason;
+    for (char& c : line) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    out << "# reason=" << line << '\n';
+  }
+
+ private:
+
+
+ public:
+  /// @p text as the inside of a JSON string.
   static std::string json_escape(const std::string& text) {
     std::string escaped;
     for (char c : text) {
@@ -159,13 +185,24 @@ class Report {
         escaped += "\\n";
         continue;
       }
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char code[8];
+        std::snprintf(code, sizeof code, "\\u%04x", static_cast<unsigned>(c));
+        escaped += code;
+        continue;
+      }
       escaped += c;
     }
     return escaped;
   }
 
+ private:
+
   void print_json(std::ostream& out) const {
-    out << "{\"chapter\":\"" << chapter_ << "\",\"device\":\"" << json_escape(describe(device_)) << "\",\"rows\":[";
+    out << "{\"chapter\":\"" << chapter_ << "\",\"device\":\"" << json_escape(describe(device_)) << '"';
+    if (!status_.empty()) out << ",\"status\":\"" << status_ << '"';
+    if (!reason_.empty()) out << ",\"reason\":\"" << json_escape(reason_) << '"';
+    out << ",\"rows\":[";
     for (std::size_t i = 0; i < rows_.size(); ++i) {
       const Row& r = rows_[i];
       out << (i ? "," : "") << "{\"variant\":\"" << r.variant << "\",\"size_bytes\":" << r.size_bytes
@@ -187,7 +224,21 @@ class Report {
   std::optional<Bandwidth> baseline_;
   std::size_t baseline_bytes_ = 0;
   int iters_ = 0;
+  std::string status_, reason_;
 };
+
+/// The whole csv or json output of a run that ends before it has rows: a bad command line
+/// ("usage") or a GPU without the chapter's feature ("skipped"), with the reason.
+inline void print_outcome(std::ostream& out, Format format, const std::string& program, const std::string& status,
+                          const std::string& reason) {
+  if (format == Format::json) {
+    out << "{\"chapter\":\"" << program << "\",\"status\":\"" << status << "\",\"reason\":\""
+        << Report::json_escape(reason) << "\",\"rows\":[]}\n";
+  } else if (format == Format::csv) {
+    out << "chapter,variant,size_bytes,passed,median_ms,gbps,ratio_to_memcpy\n";
+    Report::print_csv_outcome(out, status, reason);
+  }
+}
 
 /// The most common size rule: --size must be a positive whole multiple of @p quantum bytes;
 /// otherwise the chapter's one-line @p rule is the answer.
@@ -232,15 +283,25 @@ void check_and_time(const Options& opts, Report& report, const std::string& name
 /// Prints --help: usage, the variants from the table, and the size rule.
 inline void print_help(std::ostream& out, const ChapterInfo& info, const std::vector<VariantInfo>& variants) {
   out << info.title << "\n\nusage: " << info.program
-      << " [--variant=NAME] [--size=N[K|M|G]] [--bench] [--iters=N] [--format=text|csv|json]\n\n"
+      << " [--variant=NAME] [--size=N[K|M|G|T]] [--bench [--iters=N]] [--format=text|csv|json]\n\n"
       << "variants (default: all):\n";
   for (const VariantInfo& v : variants) {
     char line[256];
     std::snprintf(line, sizeof line, "  %-28s %s\n", v.name.c_str(), v.summary.c_str());
     out << line;
   }
-  out << "\n--size defaults to " << format_size(info.verify_bytes) << " (" << format_size(info.bench_bytes)
-      << " with --bench). Exit codes: 0 pass, 1 fail, 2 usage, 77 skipped (GPU lacks a feature).\n";
+  out << "\n--size is in bytes (units K, M, G, T: powers of 1024) and defaults to " << format_size(info.verify_bytes)
+      << " (" << format_size(info.bench_bytes) << " with --bench).\n";
+  if (info.size_rule) {
+    // A rule states itself in the message it gives for a size it refuses; no chapter takes 0 or 1 byte.
+    std::optional<std::string> rule = info.size_rule(0);
+    if (!rule) rule = info.size_rule(1);
+    if (rule) out << "Rule: " << *rule << '\n';
+  }
+  const Requirement& need = info.requirement;
+  out << "Needs: compute capability " << need.major << '.' << need.minor << (need.arch_specific ? " exactly" : " or newer")
+      << " (" << need.feature << ").\n"
+      << "Exit codes: 0 pass, 1 fail, 2 usage, 77 skipped (GPU lacks a feature).\n";
 }
 
 /// Parses, validates and resolves the command line against the chapter. Throws UsageError.
@@ -254,7 +315,7 @@ inline Options resolve_options(int argc, char** argv, const ChapterInfo& info,
       known = known || v.name == opts.variant;
       names += (names.empty() ? "" : ", ") + v.name;
     }
-    if (!known) throw UsageError("--variant must be one of: " + names + " (got '" + opts.variant + "')");
+    if (!known) throw UsageError("--variant must be one of: " + names + " (got '" + shown(opts.variant) + "')");
   }
   if (!opts.size_given) opts.size_bytes = opts.bench ? info.bench_bytes : info.verify_bytes;
   if (info.size_rule) {
@@ -263,20 +324,34 @@ inline Options resolve_options(int argc, char** argv, const ChapterInfo& info,
   return opts;
 }
 
+/// Flushes standard output and turns a write error (a full disk, a closed pipe) into a failure.
+inline int finish_output(const ChapterInfo& info, int code) {
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << info.program << ": cannot write to standard output\n";
+    return code == kExitPass ? kExitFail : code;
+  }
+  return code;
+}
+
 /// The whole life of a chapter program. `run(opts, report)` verifies (and times) the selected variants.
+/// With --format=csv or json, standard output stays parseable whatever the outcome (pass, fail,
+/// skip, bad input) and carries the status and its reason; messages go to standard error.
 template <class Table, class Run>
 int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& table, Run&& run) {
   const std::vector<VariantInfo> variants = variant_infos(table);
+  const Format format = requested_format(std::vector<std::string>(argv + 1, argv + argc));
   Options opts;
   try {
     opts = resolve_options(argc, argv, info, variants);
   } catch (const UsageError& error) {
     std::cerr << info.program << ": " << error.what() << '\n';
-    return kExitUsage;
+    print_outcome(std::cout, format, info.program, "usage", error.what());
+    return finish_output(info, kExitUsage);
   }
   if (opts.help) {
     print_help(std::cout, info, variants);
-    return kExitPass;
+    return finish_output(info, kExitPass);
   }
   std::ostream& log = opts.format == Format::text ? std::cout : std::cerr;
   log << info.title << '\n' << info.explanation << '\n';
@@ -284,8 +359,10 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
 
   const DeviceInfo device = query_device();
   if (std::optional<std::string> missing = unmet_requirement(info.requirement, device)) {
-    std::cout << "SKIPPED: " << info.program << ": " << *missing << '\n';
-    return kExitSkip;
+    std::ostream& skip_line = opts.format == Format::text ? std::cout : std::cerr;
+    skip_line << "SKIPPED: " << info.program << ": " << *missing << '\n';
+    print_outcome(std::cout, opts.format, info.program, "skipped", *missing);
+    return finish_output(info, kExitSkip);
   }
   log << "device: " << describe(device) << '\n';
   run_device_setups();
@@ -297,17 +374,19 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
   try {
     run(opts, report);
   } catch (const std::exception& error) {
+    report.set_outcome("failed", error.what());
     report.print(std::cout, opts.format);
-    std::cout << "FAILED: " << info.program << ": " << error.what() << '\n';
-    return kExitFail;
+    log << "FAILED: " << info.program << ": " << error.what() << '\n';
+    return finish_output(info, kExitFail);
   }
-  report.print(std::cout, opts.format);
   const bool ok = report.all_passed();
+  report.set_outcome(ok ? "passed" : "failed", ok ? "" : "a variant's output differs from the reference");
+  report.print(std::cout, opts.format);
   for (const Row& row : report.rows()) {
     if (!row.passed) log << "mismatch in " << row.variant << ": " << row.check << '\n';
   }
   log << (ok ? "PASSED: " : "FAILED: ") << info.program << '\n';
-  return ok ? kExitPass : kExitFail;
+  return finish_output(info, ok ? kExitPass : kExitFail);
 }
 
 }  // namespace course

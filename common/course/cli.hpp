@@ -4,8 +4,9 @@
 /// ```
 /// --help            list the variants and options
 /// --variant=NAME    run one variant (default: all)
-/// --size=N[K|M|G]   input size in bytes; K/KiB, M/MiB, G/GiB are powers of 1024
-/// --iters=N         timed repetitions for --bench
+/// --size=N[K|M|G|T] input size in bytes; K/KiB, M/MiB, G/GiB, T/TiB are powers of 1024;
+///                   at most 16 TiB (a chapter's own rule may say less)
+/// --iters=N         timed repetitions, with --bench
 /// --bench           time every variant after verifying it
 /// --format=F        text (default), csv or json
 /// ```
@@ -27,6 +28,16 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The largest --size any program accepts: 16 TiB.
+constexpr std::uint64_t kMaxSizeBytes = 16ull << 40;
+
+/// A command-line value as it is echoed in a message: at most 40 characters, the rest counted.
+inline std::string shown(const std::string& value) {
+  constexpr std::size_t kShown = 40;
+  if (value.size() <= kShown) return value;
+  return value.substr(0, kShown) + "... (" + std::to_string(value.size()) + " characters)";
+}
+
 /// Output format of a chapter's report.
 enum class Format { text, csv, json };
 
@@ -41,10 +52,11 @@ struct Options {
   Format format = Format::text;
 };
 
-/// Parses "4096", "64K", "4MiB", "1G" (powers of 1024). Throws UsageError naming the rule.
+/// Parses "4096", "64K", "4MiB", "1G", "2T" (powers of 1024), at most 16 TiB. Throws UsageError
+/// naming the rule.
 inline std::size_t parse_size(const std::string& text) {
-  const std::string rule = "--size takes a positive byte count with an optional unit K/KiB, M/MiB or G/GiB (got '" +
-                           text + "')";
+  const std::string rule = "--size takes a positive byte count with an optional unit K/KiB, M/MiB, G/GiB or T/TiB, "
+                           "at most 16 TiB (got '" + shown(text) + "')";
   std::size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   if (digits == 0 || digits > 15) throw UsageError(rule);
@@ -55,17 +67,18 @@ inline std::size_t parse_size(const std::string& text) {
   if (unit == "K" || unit == "k" || unit == "KiB") scale = 1ull << 10;
   if (unit == "M" || unit == "m" || unit == "MiB") scale = 1ull << 20;
   if (unit == "G" || unit == "g" || unit == "GiB") scale = 1ull << 30;
+  if (unit == "T" || unit == "t" || unit == "TiB") scale = 1ull << 40;
   if (scale == 0 || number == 0) throw UsageError(rule);
-  if (number > std::numeric_limits<std::uint64_t>::max() / scale) throw UsageError(rule);
+  if (number > kMaxSizeBytes / scale) throw UsageError(rule);
   return static_cast<std::size_t>(number * scale);
 }
 
 /// "4.00 MiB" style rendering for reports.
 inline std::string format_size(std::size_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);
   int unit = 0;
-  while (value >= 1024.0 && unit < 3) {
+  while (value >= 1024.0 && unit < 4) {
     value /= 1024.0;
     ++unit;
   }
@@ -74,17 +87,37 @@ inline std::string format_size(std::size_t bytes) {
   return text;
 }
 
-/// Parses @p args (without the program name). Throws UsageError naming the broken rule.
+/// The --format an argument list asks for, if it names a valid one (the last wins), so that even
+/// a report of bad input can be written in that format.
+inline Format requested_format(const std::vector<std::string>& args) {
+  Format format = Format::text;
+  for (const std::string& arg : args) {
+    if (arg == "--format=csv") format = Format::csv;
+    if (arg == "--format=json") format = Format::json;
+    if (arg == "--format=text") format = Format::text;
+  }
+  return format;
+}
+
+/// Parses @p args (without the program name). Throws UsageError naming the broken rule: an
+/// unknown option, a bad value, an option given twice, or --iters without --bench.
 inline Options parse_options(const std::vector<std::string>& args) {
   Options opts;
+  std::vector<std::string> seen;
+  bool iters_given = false;
   for (const std::string& arg : args) {
     const std::size_t eq = arg.find('=');
     const std::string key = arg.substr(0, eq);
     const bool has_value = eq != std::string::npos;
     const std::string value = has_value ? arg.substr(eq + 1) : "";
     auto need_value = [&] {
-      if (!has_value || value.empty()) throw UsageError(key + " needs a value: " + key + "=...");
+      if (!has_value || value.empty()) throw UsageError(shown(key) + " needs a value: " + shown(key) + "=...");
     };
+    const std::string canonical = key == "-h" ? "--help" : key;
+    for (const std::string& earlier : seen) {
+      if (earlier == canonical) throw UsageError(canonical + " is given twice: each option may appear once");
+    }
+    seen.push_back(canonical);
     if (key == "--help" || key == "-h") {
       opts.help = true;
     } else if (key == "--bench" && !has_value) {
@@ -100,9 +133,10 @@ inline Options parse_options(const std::vector<std::string>& args) {
       need_value();
       const bool digits_only = value.find_first_not_of("0123456789") == std::string::npos && value.size() <= 6;
       if (!digits_only || std::stoi(value) < 1) {
-        throw UsageError("--iters takes a whole number from 1 to 999999 (got '" + value + "')");
+        throw UsageError("--iters takes a whole number from 1 to 999999 (got '" + shown(value) + "')");
       }
       opts.iters = std::stoi(value);
+      iters_given = true;
     } else if (key == "--format") {
       need_value();
       if (value == "text") {
@@ -112,12 +146,15 @@ inline Options parse_options(const std::vector<std::string>& args) {
       } else if (value == "json") {
         opts.format = Format::json;
       } else {
-        throw UsageError("--format is one of text, csv, json (got '" + value + "')");
+        throw UsageError("--format is one of text, csv, json (got '" + shown(value) + "')");
       }
     } else {
-      throw UsageError("unknown option '" + arg + "'; options are --help, --variant=NAME, --size=N, --iters=N, " +
-                       "--bench, --format=text|csv|json");
+      throw UsageError("unknown option '" + shown(arg) + "'; options are --help, --variant=NAME, --size=N, " +
+                       "--iters=N, --bench, --format=text|csv|json");
     }
+  }
+  if (iters_given && !opts.bench && !opts.help) {
+    throw UsageError("--iters counts timed runs, so it needs --bench");
   }
   return opts;
 }

@@ -99,3 +99,73 @@ TEST(HostCli, WholeMultiplesRuleNamesItself) {
 TEST(HostCli, ChapterSizeRuleIsApplied) { EXPECT_THROW(resolve({"--size=1000"}), UsageError); }
 
 }  // namespace
+
+namespace {
+
+TEST(HostCli, TebibytesAndTheUpperBound) {
+  EXPECT_EQ(parse_size("2T"), 2ull << 40);
+  EXPECT_EQ(parse_size("16TiB"), 16ull << 40);
+  EXPECT_THROW(parse_size("17T"), UsageError);
+  EXPECT_THROW(parse_size("17179869183G"), UsageError);  // 16 TiB less 1 GiB is fine, this is not
+  EXPECT_EQ(parse_size("16383G"), 16383ull << 30);
+}
+
+TEST(HostCli, LongValuesAreCutWhenEchoed) {
+  const std::string huge(100000, 'x');
+  try {
+    parse_options({"--format=" + huge});
+    FAIL() << "accepted a 100 KB format";
+  } catch (const UsageError& error) {
+    const std::string message = error.what();
+    EXPECT_LT(message.size(), 200u) << "the value was echoed whole";
+    EXPECT_NE(message.find("(100000 characters)"), std::string::npos) << message;
+  }
+  EXPECT_EQ(course::shown("short"), "short");
+}
+
+TEST(HostCli, RepeatedOptionsAreAnError) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--size=4K", "--size=8K"}, {"--bench", "--bench"}, {"-h", "--help"},
+        {"--variant=a", "--variant=a"}}) {
+    try {
+      parse_options(args);
+      ADD_FAILURE() << "accepted " << args[0] << " twice";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find("given twice"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(HostCli, ItersNeedsBench) {
+  EXPECT_THROW(parse_options({"--iters=5"}), UsageError);
+  EXPECT_EQ(parse_options({"--iters=5", "--bench"}).iters, 5);
+}
+
+TEST(HostCli, FormatIsFoundEvenInBadInput) {
+  EXPECT_EQ(course::requested_format({"--size=x", "--format=json"}), course::Format::json);
+  EXPECT_EQ(course::requested_format({"--format=csv", "--bogus"}), course::Format::csv);
+  EXPECT_EQ(course::requested_format({"--format=xml"}), course::Format::text);
+}
+
+TEST(HostCli, HelpStatesTheSizeRuleAndTheGpu) {
+  course::ChapterInfo info = fake_info();
+  info.requirement = {9, 0, false, "cp.async.bulk"};
+  std::ostringstream out;
+  course::print_help(out, info, course::variant_infos(kTable));
+  EXPECT_NE(out.str().find("Rule: --size must be a multiple of 1024 bytes"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("Needs: compute capability 9.0 or newer (cp.async.bulk)"), std::string::npos) << out.str();
+}
+
+TEST(HostCli, OutcomesAreParseable) {
+  std::ostringstream json, csv;
+  course::print_outcome(json, course::Format::json, "fake", "skipped", "needs compute capability 9.0 \"x\"");
+  EXPECT_EQ(json.str(),
+            "{\"chapter\":\"fake\",\"status\":\"skipped\",\"reason\":\"needs compute capability 9.0 \\\"x\\\"\","
+            "\"rows\":[]}\n");
+  course::print_outcome(csv, course::Format::csv, "fake", "usage", "--size takes\na number");
+  EXPECT_EQ(csv.str(),
+            "chapter,variant,size_bytes,passed,median_ms,gbps,ratio_to_memcpy\n# status=usage\n"
+            "# reason=--size takes a number\n");
+}
+
+}  // namespace
