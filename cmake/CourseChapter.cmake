@@ -24,6 +24,7 @@
 # which scripts/gpu_check.sh reads to bench and sanitize every program.
 set(COURSE_SKIP_RETURN_CODE 77)
 set(COURSE_PROGRAMS_MANIFEST "${CMAKE_BINARY_DIR}/course_programs.txt")
+set(COURSE_OUTCOME_DIR "${CMAKE_BINARY_DIR}/outcomes")
 file(WRITE "${COURSE_PROGRAMS_MANIFEST}" "")
 
 function(course_add_chapter)
@@ -81,9 +82,14 @@ function(course_add_chapter)
       set(labels "lab;gpu;${chapter}")
     else()
       set(labels "chapter;gpu;${chapter}")
+      set_property(GLOBAL APPEND PROPERTY COURSE_LESSON_TARGETS ${target})
+      set_property(GLOBAL APPEND PROPERTY COURSE_LESSON_TESTS ${test_name})
     endif()
+    # Each run leaves its outcome for the summary that ends a CTest run (cmake/CourseSummary.cmake).
     set_tests_properties(${test_name} PROPERTIES
-      LABELS "${labels}" SKIP_RETURN_CODE ${COURSE_SKIP_RETURN_CODE} TIMEOUT ${COURSE_TEST_TIMEOUT})
+      LABELS "${labels}" SKIP_RETURN_CODE ${COURSE_SKIP_RETURN_CODE} TIMEOUT ${COURSE_TEST_TIMEOUT}
+      ENVIRONMENT "COURSE_OUTCOME_FILE=${COURSE_OUTCOME_DIR}/${test_name}.txt"
+      FIXTURES_REQUIRED course_outcomes)
 
     # PTX, generated at build time on any machine: for the chapter's minimum architecture and
     # each of PTX_ARCHS (library code can take another path per architecture).
@@ -121,4 +127,23 @@ function(course_add_chapter)
     file(APPEND "${COURSE_PROGRAMS_MANIFEST}"
          "${chapter} test ${stem} ${chapter}_${stem} ${CMAKE_CURRENT_BINARY_DIR}/${stem}\n")
   endforeach()
+endfunction()
+
+# After every chapter: the target that builds the lessons alone (the chapters workflow builds only
+# what it runs) and the CTest tests that bracket a run of the programs: the first empties the
+# outcome folder, the last prints one line per program (passed, skipped with what the GPU
+# lacks, failed with why) and the counts.
+function(course_add_summary)
+  get_property(lesson_targets GLOBAL PROPERTY COURSE_LESSON_TARGETS)
+  get_property(lesson_tests GLOBAL PROPERTY COURSE_LESSON_TESTS)
+  add_custom_target(lessons DEPENDS ${lesson_targets})
+  add_test(NAME course.outcomes_reset COMMAND "${CMAKE_COMMAND}" -E rm -rf "${COURSE_OUTCOME_DIR}")
+  add_test(NAME course.outcomes_folder COMMAND "${CMAKE_COMMAND}" -E make_directory "${COURSE_OUTCOME_DIR}")
+  set_tests_properties(course.outcomes_reset PROPERTIES FIXTURES_SETUP course_outcomes LABELS "chapter;lab")
+  set_tests_properties(course.outcomes_folder PROPERTIES FIXTURES_SETUP course_outcomes DEPENDS course.outcomes_reset
+                                                         LABELS "chapter;lab")
+  add_test(NAME course.summary COMMAND "${CMAKE_COMMAND}" -DOUTCOME_DIR=${COURSE_OUTCOME_DIR}
+           -P "${PROJECT_SOURCE_DIR}/cmake/CourseSummary.cmake")
+  set_tests_properties(course.summary PROPERTIES LABELS "chapter;lab" DEPENDS "${lesson_tests}"
+                                                 FIXTURES_REQUIRED course_outcomes)
 endfunction()
