@@ -9,6 +9,10 @@
 #   --steps=LIST     comma-separated subset of tests,bench,sanitizer,ncu (default: all)
 #   --arch=LIST      COURSE_CUDA_ARCHITECTURES for the build, e.g. 90-real (default: the
 #                    project's default list); a check run on one GPU needs only its own
+#   --sanitizer-runs=N  runs each sanitizer N times per program (default 3); a program whose
+#                    result differs between runs fails the step
+#   --repeat=N       after the tests step, runs every GPU test up to N times more (step "repeat",
+#                    ctest --repeat until-fail:N); one failure in any repetition fails the step
 #
 # Steps (each logged to OUTDIR/<step>.log; a failing step does not stop the others):
 #   configure, build   Release build in build-gpu/ (Ninja when installed)
@@ -25,14 +29,18 @@
 # listed but is not a failure.
 set -uo pipefail
 
-usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST]" >&2; exit 2; }
-outdir="" quick=0 only_chapters="" only_steps="tests,bench,sanitizer,ncu" arch=""
+usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--sanitizer-runs=N] [--repeat=N]" >&2; exit 2; }
+outdir="" quick=0 only_chapters="" only_steps="tests,bench,sanitizer,ncu" arch="" sanitizer_runs=3 repeat=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --chapters=*) only_chapters=${arg#--chapters=} ;;
     --steps=*) only_steps=${arg#--steps=} ;;
     --arch=*) arch=${arg#--arch=} ;;
+    --sanitizer-runs=*) sanitizer_runs=${arg#--sanitizer-runs=}
+      [[ $sanitizer_runs =~ ^[1-9][0-9]?$ ]] || { echo "--sanitizer-runs takes a whole number from 1 to 99" >&2; exit 2; } ;;
+    --repeat=*) repeat=${arg#--repeat=}
+      [[ $repeat =~ ^[1-9][0-9]{0,2}$ ]] || { echo "--repeat takes a whole number from 1 to 999" >&2; exit 2; } ;;
     -*) usage ;;
     *) if [[ -z $outdir ]]; then outdir=$arg; else usage; fi ;;
   esac
@@ -167,6 +175,17 @@ else
   record tests skip "not asked for"
 fi
 
+# b2. repetitions of the GPU tests
+if ((repeat > 0)); then
+  label_args=(-L gpu)
+  [[ -n $only_chapters ]] && label_args=(-L gpu -L "^($(IFS='|'; echo "${chapters[*]}"))\$")
+  ctest --test-dir "$build" -j4 --no-tests=error ${label_args[@]+"${label_args[@]}"} --repeat "until-fail:$repeat" \
+    --output-on-failure >"$outdir/repeat.log" 2>&1
+  repeat_rc=$?
+  repeat_line=$(grep -E 'tests passed|tests failed' "$outdir/repeat.log" | tail -n1)
+  record repeat "$([[ $repeat_rc == 0 ]] && echo pass || echo fail)" "GPU tests, each up to $repeat times until a failure: ${repeat_line:-no summary}"
+fi
+
 # c. benches
 if wanted bench; then
   size_args=()
@@ -200,16 +219,33 @@ if wanted sanitizer; then
   # other variant must be clean. Known reports appear in the summary.
 
   sanitize() {  # sanitize TOOL CHAPTER LOG [ARGS...] -> sets rc, errors
-    local tool=$1 ch=$2 log=$3; shift 3
-    COURSE_WAIT_LIMIT_MS=$tool_wait_ms timeout "$run_timeout" "$sanitizer_bin" --tool "$tool" --error-exitcode 1 "${program[$ch]}" "$@" >"$log" 2>&1
-    rc=$?
-    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]\{1,\}\) error.*/\1/p; s/.*RACECHECK SUMMARY: .*(\([0-9]\{1,\}\) error.*/\1/p' "$log" | tail -n1)
+    # Runs the tool sanitizer_runs times; a run whose exit code or error count differs from the
+    # first makes the result "differs" (rc 3): a verdict that changes from run to run is a failure.
+    local tool=$1 ch=$2 log=$3 run first_rc="" first_errors=""; shift 3
+    : >"$log"
+    for ((run = 1; run <= sanitizer_runs; run++)); do
+      echo "##### run $run of $sanitizer_runs" >>"$log"
+      COURSE_WAIT_LIMIT_MS=$tool_wait_ms timeout "$run_timeout" "$sanitizer_bin" --tool "$tool" --error-exitcode 1 \
+        "${program[$ch]}" "$@" >"$log.run" 2>&1
+      rc=$?
+      cat "$log.run" >>"$log"
+      errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]\{1,\}\) error.*/\1/p; s/.*RACECHECK SUMMARY: .*(\([0-9]\{1,\}\) error.*/\1/p' "$log.run" | tail -n1)
+      if [[ -z $first_rc ]]; then
+        first_rc=$rc first_errors=$errors
+      elif [[ $rc != "$first_rc" || $errors != "$first_errors" ]]; then
+        echo "##### run $run differs from run 1: exit $rc and ${errors:-no} errors, against exit $first_rc and ${first_errors:-no} errors" >>"$log"
+        rc=3 errors="differs between runs"
+        break
+      fi
+    done
+    rm -f "$log.run"
   }
   cell_of() {  # cell_of RC ERRORS -> sets cell, part
     case $1 in
       0) cell=clean; part=pass ;;
       77) cell=skip; part=skip ;;
       124) cell="timeout (${run_timeout} s)"; part=fail ;;
+      3) cell="differs between runs"; part=fail ;;
       *) if [[ -n $2 && $2 != 0 ]]; then cell="$2 errors"; else cell="program failed (exit $1)"; fi; part=fail ;;
     esac
   }
@@ -336,6 +372,8 @@ summary=$outdir/summary.md
   [[ -n $skip_reasons ]] && { echo; echo "Skipped tests, by reason:"; echo; echo "$skip_reasons"; }
   echo
   echo "## compute-sanitizer"
+  echo
+  echo "Each cell: $sanitizer_runs run(s) of the tool on the program at its verify size; a result that differs between runs is a failure."
   echo
   header="| program |" rule="| --- |"
   for tool in "${tools[@]}"; do header+=" $tool |"; rule+=" --- |"; done
