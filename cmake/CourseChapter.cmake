@@ -84,6 +84,9 @@ function(course_add_chapter)
       set(labels "chapter;gpu;${chapter}")
       set_property(GLOBAL APPEND PROPERTY COURSE_LESSON_TARGETS ${target})
       set_property(GLOBAL APPEND PROPERTY COURSE_LESSON_TESTS ${test_name})
+      add_test(NAME ${test_name}.limits COMMAND "${CMAKE_COMMAND}" -DLESSON=${source}
+               -P "${PROJECT_SOURCE_DIR}/cmake/CourseLessonLimits.cmake")
+      set_tests_properties(${test_name}.limits PROPERTIES LABELS "host;${chapter}" TIMEOUT 60)
     endif()
     # Each run leaves its outcome for the summary that ends a CTest run (cmake/CourseSummary.cmake).
     set_tests_properties(${test_name} PROPERTIES
