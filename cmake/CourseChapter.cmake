@@ -24,7 +24,6 @@
 # which scripts/gpu_check.sh reads to bench and sanitize every program.
 set(COURSE_SKIP_RETURN_CODE 77)
 set(COURSE_PROGRAMS_MANIFEST "${CMAKE_BINARY_DIR}/course_programs.txt")
-set(COURSE_OUTCOME_DIR "${CMAKE_BINARY_DIR}/outcomes")
 file(WRITE "${COURSE_PROGRAMS_MANIFEST}" "")
 
 function(course_add_chapter)
@@ -83,16 +82,12 @@ function(course_add_chapter)
     else()
       set(labels "chapter;gpu;${chapter}")
       set_property(GLOBAL APPEND PROPERTY COURSE_LESSON_TARGETS ${target})
-      set_property(GLOBAL APPEND PROPERTY COURSE_LESSON_TESTS ${test_name})
-      add_test(NAME ${test_name}.limits COMMAND "${CMAKE_COMMAND}" -DLESSON=${source}
+      add_test(NAME lesson_limits.${test_name} COMMAND "${CMAKE_COMMAND}" -DLESSON=${source}
                -P "${PROJECT_SOURCE_DIR}/cmake/CourseLessonLimits.cmake")
-      set_tests_properties(${test_name}.limits PROPERTIES LABELS "host;${chapter}" TIMEOUT 60)
+      set_tests_properties(lesson_limits.${test_name} PROPERTIES LABELS "host;${chapter}" TIMEOUT 60)
     endif()
-    # Each run leaves its outcome for the summary that ends a CTest run (cmake/CourseSummary.cmake).
     set_tests_properties(${test_name} PROPERTIES
-      LABELS "${labels}" SKIP_RETURN_CODE ${COURSE_SKIP_RETURN_CODE} TIMEOUT ${COURSE_TEST_TIMEOUT}
-      ENVIRONMENT "COURSE_OUTCOME_FILE=${COURSE_OUTCOME_DIR}/${test_name}.txt"
-      FIXTURES_REQUIRED course_outcomes)
+      LABELS "${labels}" SKIP_RETURN_CODE ${COURSE_SKIP_RETURN_CODE} TIMEOUT ${COURSE_TEST_TIMEOUT})
 
     # PTX, generated at build time on any machine: for the chapter's minimum architecture and
     # each of PTX_ARCHS (library code can take another path per architecture).
@@ -133,20 +128,12 @@ function(course_add_chapter)
 endfunction()
 
 # After every chapter: the target that builds the lessons alone (the chapters workflow builds only
-# what it runs) and the CTest tests that bracket a run of the programs: the first empties the
-# outcome folder, the last prints one line per program (passed, skipped with what the GPU
-# lacks, failed with why) and the counts.
+# what it runs), and the summary CTest prints after every run in the build folder
+# (cmake/CourseRunSummary.cmake, through CTEST_CUSTOM_POST_TEST in CTestCustom.cmake).
 function(course_add_summary)
   get_property(lesson_targets GLOBAL PROPERTY COURSE_LESSON_TARGETS)
-  get_property(lesson_tests GLOBAL PROPERTY COURSE_LESSON_TESTS)
   add_custom_target(lessons DEPENDS ${lesson_targets})
-  add_test(NAME course.outcomes_reset COMMAND "${CMAKE_COMMAND}" -E rm -rf "${COURSE_OUTCOME_DIR}")
-  add_test(NAME course.outcomes_folder COMMAND "${CMAKE_COMMAND}" -E make_directory "${COURSE_OUTCOME_DIR}")
-  set_tests_properties(course.outcomes_reset PROPERTIES FIXTURES_SETUP course_outcomes LABELS "chapter;lab")
-  set_tests_properties(course.outcomes_folder PROPERTIES FIXTURES_SETUP course_outcomes DEPENDS course.outcomes_reset
-                                                         LABELS "chapter;lab")
-  add_test(NAME course.summary COMMAND "${CMAKE_COMMAND}" -DOUTCOME_DIR=${COURSE_OUTCOME_DIR}
-           -P "${PROJECT_SOURCE_DIR}/cmake/CourseSummary.cmake")
-  set_tests_properties(course.summary PROPERTIES LABELS "chapter;lab" DEPENDS "${lesson_tests}"
-                                                 FIXTURES_REQUIRED course_outcomes)
+  file(WRITE "${CMAKE_BINARY_DIR}/CTestCustom.cmake"
+       "set(CTEST_CUSTOM_POST_TEST \"\\\"${CMAKE_COMMAND}\\\" -DJUNIT=${CMAKE_BINARY_DIR}/Testing/course_run.xml "
+       "-P \\\"${PROJECT_SOURCE_DIR}/cmake/CourseRunSummary.cmake\\\"\")\n")
 endfunction()

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -326,24 +325,11 @@ inline Options resolve_options(int argc, char** argv, const ChapterInfo& info,
 }
 
 /// Flushes standard output and turns a write error (a full disk, a closed pipe) into a failure.
-/// When the environment names a file in COURSE_OUTCOME_FILE (CTest does, for the summary that
-/// ends the chapters workflow), writes the outcome there as one line: "status<TAB>reason".
-inline int finish_output(const ChapterInfo& info, int code, const std::string& reason = "") {
+inline int finish_output(const ChapterInfo& info, int code) {
   std::cout.flush();
   if (!std::cout) {
     std::cerr << info.program << ": cannot write to standard output\n";
-    code = code == kExitPass ? kExitFail : code;
-  }
-  if (const char* path = std::getenv("COURSE_OUTCOME_FILE"); path != nullptr && *path != '\0') {
-    const char* status = code == kExitPass ? "passed" : code == kExitSkip ? "skipped" : code == kExitUsage ? "usage" : "failed";
-    std::string line = reason;
-    for (char& c : line) {
-      if (c == '\n' || c == '\t') c = ' ';
-    }
-    if (std::FILE* file = std::fopen(path, "w")) {
-      std::fprintf(file, "%s\t%s\n", status, line.c_str());
-      std::fclose(file);
-    }
+    return code == kExitPass ? kExitFail : code;
   }
   return code;
 }
@@ -361,7 +347,7 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
   } catch (const UsageError& error) {
     std::cerr << info.program << ": " << error.what() << '\n';
     print_outcome(std::cout, format, info.program, "usage", error.what());
-    return finish_output(info, kExitUsage, error.what());
+    return finish_output(info, kExitUsage);
   }
   if (opts.help) {
     print_help(std::cout, info, variants);
@@ -376,7 +362,7 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
     std::ostream& skip_line = opts.format == Format::text ? std::cout : std::cerr;
     skip_line << "SKIPPED: " << info.program << ": " << *missing << '\n';
     print_outcome(std::cout, opts.format, info.program, "skipped", *missing);
-    return finish_output(info, kExitSkip, *missing);
+    return finish_output(info, kExitSkip);
   }
   log << "device: " << describe(device) << '\n';
   run_device_setups();
@@ -391,7 +377,7 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
     report.set_outcome("failed", error.what());
     report.print(std::cout, opts.format);
     log << "FAILED: " << info.program << ": " << error.what() << '\n';
-    return finish_output(info, kExitFail, error.what());
+    return finish_output(info, kExitFail);
   }
   const bool ok = report.all_passed();
   report.set_outcome(ok ? "passed" : "failed", ok ? "" : "a variant's output differs from the reference");
@@ -400,7 +386,7 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
     if (!row.passed) log << "mismatch in " << row.variant << ": " << row.check << '\n';
   }
   log << (ok ? "PASSED: " : "FAILED: ") << info.program << '\n';
-  return finish_output(info, ok ? kExitPass : kExitFail, ok ? "" : "a variant's output differs from the reference");
+  return finish_output(info, ok ? kExitPass : kExitFail);
 }
 
 }  // namespace course
