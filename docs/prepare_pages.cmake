@@ -1,0 +1,74 @@
+# cmake -DSOURCE=<repository> -DOUT=<folder> -DCHAPTERS=<NN_a;NN_b;...> -P prepare_pages.cmake
+#
+# The site's copy of every chapter page. The README.md a reader sees on GitHub stays plain
+# Markdown; the copy Doxygen reads gains what only the site can show:
+#   - the page label on the first line ({#chNN_topic}), where the README has none,
+#   - a table of contents ([TOC], which doxygen-awesome-css turns into a side panel),
+#   - previous / next links to the neighbouring chapters, at the top and the bottom,
+#   - links to the chapter's files on the site,
+#   - links between chapter pages (../NN_topic/README.md) turned into links between site pages.
+cmake_minimum_required(VERSION 3.25)
+string(REPLACE "," ";" CHAPTERS "${CHAPTERS}")
+file(MAKE_DIRECTORY "${OUT}")
+
+# Titles first: every page links to its neighbours by their titles.
+set(pages "")
+foreach(chapter IN LISTS CHAPTERS)
+  set(readme "${SOURCE}/${chapter}/README.md")
+  if(NOT EXISTS "${readme}")
+    continue()
+  endif()
+  file(STRINGS "${readme}" first LIMIT_COUNT 1 ENCODING UTF-8)
+  string(REGEX REPLACE "^# +" "" title "${first}")
+  string(REGEX REPLACE " *\\{#[A-Za-z0-9_]+\\} *$" "" title "${title}")
+  set(title_${chapter} "${title}")
+  list(APPEND pages "${chapter}")
+endforeach()
+
+list(LENGTH pages count)
+math(EXPR last "${count} - 1")
+foreach(index RANGE ${last})
+  list(GET pages ${index} chapter)
+  file(READ "${SOURCE}/${chapter}/README.md" text ENCODING UTF-8)
+  string(FIND "${text}" "\n" eol)
+  string(SUBSTRING "${text}" 0 ${eol} first)
+  string(SUBSTRING "${text}" ${eol} -1 body)
+  if(NOT first MATCHES "\\{#ch${chapter}\\} *$")
+    string(REGEX REPLACE " *\\{#[A-Za-z0-9_]+\\} *$" "" first "${first}")
+    set(first "${first} {#ch${chapter}}")
+  endif()
+
+  set(nav "")
+  if(index GREATER 0)
+    math(EXPR previous "${index} - 1")
+    list(GET pages ${previous} other)
+    string(APPEND nav "&larr; Previous: @ref ch${other} \"${title_${other}}\"")
+  endif()
+  if(index LESS last)
+    math(EXPR next "${index} + 1")
+    list(GET pages ${next} other)
+    if(NOT nav STREQUAL "")
+      string(APPEND nav " &nbsp;&middot;&nbsp; ")
+    endif()
+    string(APPEND nav "Next: @ref ch${other} \"${title_${other}}\" &rarr;")
+  endif()
+
+  # The chapter's programs and model, each linked to its page on the site (Examples).
+  file(GLOB sources RELATIVE "${SOURCE}/${chapter}" "${SOURCE}/${chapter}/*.cu" "${SOURCE}/${chapter}/*.hpp")
+  list(SORT sources)
+  set(files "")
+  foreach(source IN LISTS sources)
+    string(REPLACE "." "_8" html "${source}")  # Doxygen's page of an example: . becomes _8
+    string(APPEND files "${files_sep}[${source}](${html}-example.html)")
+    set(files_sep " &middot; ")
+  endforeach()
+  set(files_sep "")
+
+  string(REGEX REPLACE "\\]\\(\\.\\./([0-9][0-9]_[a-z0-9_]+)/README\\.md\\)" "](ch\\1.html)" body "${body}")
+  set(page "${first}\n\n${nav}\n\n[TOC]\n")
+  if(NOT files STREQUAL "")
+    string(APPEND page "\n<b>Files:</b> ${files}\n")
+  endif()
+  string(APPEND page "${body}\n\n---\n${nav}\n")
+  file(WRITE "${OUT}/${chapter}.md" "${page}")
+endforeach()
