@@ -1,8 +1,9 @@
-// Tests for 09_device_tensormap: the batch layout, its rules and its tile table on the CPU, PTX's
-// field numbers, what each kernel compiles to, every variant bit-exact on awkward batches,
-// device-made maps against the driver's, the guide's __device__ variable, and a stale byte
-// count after a replaced box diagnosed, not hung.
-#include "device_tensormap.cu"
+// Tests for 09_device_tensormap: the model (batch layout, rules, tile table, copy model, PTX's
+// field numbers) on the CPU, what each kernel of the lesson and the lab compiles to, every
+// variant of the lesson and every row of the lab bit-exact on awkward batches, device-made maps
+// against the driver's, the guide's __device__ variable, and a stale byte count after a
+// replaced box diagnosed, not hung.
+#include "device_tensormap_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
 
@@ -12,9 +13,13 @@
 #include <string>
 #include <utility>
 
+#include "course/codegen.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+namespace lab {
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+}  // namespace lab
 
 namespace {
 
@@ -66,6 +71,32 @@ TEST(HostBatchLayout, DefaultBatchSharesTheBytesWithPitchesOfWholeGranules) {
   }
 }
 
+TEST(HostBatchLayout, MoreTensorsTakeTheWidthsInTurn) {
+  const std::vector<TensorShape> shapes = default_shapes(std::size_t{1} << 30, kMaxTensors);
+  ASSERT_EQ(shapes.size(), std::size_t{kMaxTensors});
+  for (int i = 0; i < kMaxTensors; ++i) {
+    EXPECT_EQ(shapes[i].cols, kBatchWidths[i % kBatchTensors].cols) << "tensor " << i;
+    EXPECT_EQ(shapes[i].pitch_elems, shapes[i % kBatchTensors].pitch_elems) << "tensor " << i;
+    EXPECT_LE(std::size_t(shapes[i].rows) * shapes[i].pitch_elems * sizeof(float), (std::size_t{1} << 30) / kMaxTensors);
+  }
+  EXPECT_EQ(default_shapes(1u << 20).size(), std::size_t{kBatchTensors}) << "the lesson's batch: eight tensors";
+}
+
+// The lab's friendly batch: every box full and 1 KiB wide, no padding, the bytes shared equally.
+TEST(HostBatchLayout, UniformShapesFillEveryBox) {
+  for (int count : {1, kBatchTensors}) {
+    const BatchPlan plan = plan_batch(uniform_shapes(64u << 20, count));
+    ASSERT_EQ(plan.tensors.size(), std::size_t(count));
+    for (const TensorLayout& t : plan.tensors) {
+      EXPECT_EQ(t.box_cols, kTileCols);
+      EXPECT_EQ(t.cols % kTileCols, 0);
+      EXPECT_EQ(t.pitch_elems, t.cols);
+      EXPECT_EQ(t.rows % kTileRows, 0) << "no partial tile at the bottom either";
+    }
+    EXPECT_EQ(batch_bytes_moved(plan), 2 * (std::size_t{64} << 20)) << count << " tensors";
+  }
+}
+
 // The kernels' walk: tiles in increasing order, a cursor that only moves up. Every (tensor, box)
 // must come up exactly once, every box origin inside its tensor.
 TEST(HostTileTable, TheWalkVisitsEveryBoxOfEveryTensorOnce) {
@@ -88,12 +119,36 @@ TEST(HostTileTable, TheWalkVisitsEveryBoxOfEveryTensorOnce) {
   }
 }
 
+// The lesson's loop is a ring of one box: course::StageCursor<1> must give what the loop's
+// old `phase ^= 1` gave, stage 0 and a parity that flips every tile.
+TEST(HostTileTable, AOneBoxRingFlipsTheParityEveryTile) {
+  course::StageCursor<1> cursor;
+  for (std::uint32_t tile = 0; tile < 6; ++tile, cursor.advance()) {
+    EXPECT_EQ(cursor.stage, 0) << "tile " << tile;
+    EXPECT_EQ(cursor.phase, tile % 2) << "tile " << tile;
+  }
+}
+
 // ---- The rules, before any kernel encodes a map ------------------------------------------------
 
 TEST(HostBatchRules, TheChaptersBatchesPass) {
   for (const std::vector<TensorShape>& shapes : {default_shapes(1u << 20), default_shapes(1u << 30), kAwkwardBatch}) {
     const std::vector<std::string> problems = batch_problems(plan_batch(shapes), kAlignedAddress, kAlignedAddress);
     EXPECT_TRUE(problems.empty()) << joined(problems);
+  }
+}
+
+// Every batch a lab row runs on, at the smallest, the default, the bench and the largest --size.
+TEST(HostBatchRules, TheLabsBatchesPassAtEverySize) {
+  for (std::size_t bytes : {std::size_t{1} << 20, kVerifyBytes, std::size_t{1} << 30, std::size_t{16} << 30}) {
+    for (const lab::Variant& v : lab::kVariants) {
+      const BatchPlan plan = plan_batch(v.shapes(bytes));
+      const std::vector<std::string> problems = batch_problems(plan, kAlignedAddress, kAlignedAddress);
+      EXPECT_TRUE(problems.empty()) << v.name << " at " << bytes << " bytes:" << joined(problems);
+      EXPECT_GT(plan.num_tiles, 0) << v.name;
+      // (At 1 MiB a 32nd share is narrower than one 64 KiB row: such a tensor keeps one row.)
+      if (bytes >= kVerifyBytes) EXPECT_LE(batch_bytes_moved(plan), 2 * bytes) << v.name << ": larger than --size";
+    }
   }
 }
 
@@ -208,6 +263,26 @@ TEST(HostTmaModel, TileByTileReferenceMatchesTheDirectFormula) {
   }
 }
 
+// The lab's plain copies: the same stores with the values unchanged.
+TEST(HostTmaModel, CopyReferenceKeepsTheValuesAndTheSameFootprint) {
+  const BatchPlan plan = plan_batch(kAwkwardBatch);
+  std::vector<float> in(plan.total_elems);
+  course::fill_pattern(in);
+  const std::vector<float> doubled = reference(in, plan);
+  const std::vector<float> copied = reference_with(in, plan, [](float x) { return x; });
+  const float poison = course::poison_value<float>();
+  std::size_t stored = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&doubled[i], &poison, sizeof poison) == 0, std::memcmp(&copied[i], &poison, sizeof poison) == 0)
+        << "element " << i << ": the two references store different elements";
+    if (std::memcmp(&copied[i], &poison, sizeof poison) == 0) continue;
+    ++stored;
+    ASSERT_EQ(doubled[i], modify(copied[i])) << "element " << i;
+    ASSERT_TRUE(copied[i] == in[i] || copied[i] == 0.0f) << "element " << i << ": a value or the fill";
+  }
+  EXPECT_GE(stored, batch_bytes_moved(plan) / 2 / sizeof(float)) << "every element of every matrix is stored";
+}
+
 // ---- PTX's numbers for the fields ------------------------------------------------------------
 
 TEST(HostPtxCodes, ThreeElementTypesAreNumberedUnlikeTheDriver) {
@@ -248,7 +323,7 @@ TEST(HostChapter, SizeIsWholeMebibytes) {
 
 TEST(HostChapter, HostModelShowsTheBatchAndARefusedOne) {
   std::ostringstream text;
-  print_host_model(text);
+  chapter_info().host_model(text);
   EXPECT_NE(text.str().find("all 16 maps pass"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("tensor 0 (999 x 1001 floats, pitch 1001): input map: globalStrides[0] = 4004 bytes"),
             std::string::npos)
@@ -256,6 +331,41 @@ TEST(HostChapter, HostModelShowsTheBatchAndARefusedOne) {
   EXPECT_NE(text.str().find("tensor 1 (0 x 64 floats, pitch 64): input map: globalDim[1] = 0"), std::string::npos)
       << text.str();
   EXPECT_EQ(text.str().find("tensor 2 (40"), std::string::npos) << "tensor 2 is valid: " << text.str();
+}
+
+TEST(HostChapter, TheLabTakesTheLessonsCommandLine) {
+  const course::ChapterInfo lesson = chapter_info(), lab = lab::chapter_info();
+  EXPECT_STREQ(lab.program, "device_tensormap_lab");
+  EXPECT_EQ(std::string(lab.title).rfind("09 device_tensormap lab: ", 0), 0u) << lab.title;
+  EXPECT_EQ(lab.verify_bytes, lesson.verify_bytes);
+  EXPECT_EQ(lab.bench_bytes, lesson.bench_bytes);
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{1} << 20, (std::size_t{1} << 20) + 16, std::size_t{17} << 30}) {
+    EXPECT_EQ(bool(lab.size_rule(bytes)), bool(lesson.size_rule(bytes))) << bytes;
+  }
+  EXPECT_EQ(lab.requirement.major, 9);
+  EXPECT_TRUE(lab.requirement.arch_specific);
+}
+
+TEST(HostChapter, TheLabsRowsAreNamedOnceAndHoldTheLessonsReference) {
+  std::set<std::string> names;
+  for (const lab::Variant& v : lab::kVariants) {
+    EXPECT_TRUE(names.insert(v.name).second) << v.name << " twice";
+    EXPECT_NE(v.launch, nullptr) << v.name;
+    EXPECT_LE(std::string(v.summary).size(), 90u) << v.name << ": --help prints one line per row";
+  }
+  for (const Variant& v : kVariants) {
+    EXPECT_EQ(names.count(v.name) == 1, std::string(v.name) != "device_zero") << v.name;
+  }
+  EXPECT_EQ(names.count("in_block"), 1u) << "the .cta way of making maps is a row of the lab";
+}
+
+TEST(HostChapter, LabModelDescribesItsOtherBatches) {
+  std::ostringstream text;
+  lab::chapter_info().host_model(text);
+  EXPECT_NE(text.str().find("all 16 maps pass"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("one_tensor: 1 tensors, 2 maps, 2048 tiles, boxes of 32.0 to 32.0 KiB"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("batch_of_32: 32 tensors, 64 maps,"), std::string::npos) << text.str();
 }
 
 TEST(HostChapter, RequiresSm90aExactly) {
@@ -272,71 +382,158 @@ TEST(HostChapter, RequiresSm90aExactly) {
   EXPECT_NE(why->find("sm_90a code runs on no other architecture"), std::string::npos) << *why;
 }
 
-// ---- What the compiler emits (PTX for compute_90a, generated by the build) ------------------------
+// ---- What the compiler emits (PTX for compute_90a, written by the build) ------------------------
 
 class HostCodegen : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { ptx_ = course::read_text_file(COURSE_PTX_DIR "/device_tensormap.compute_90a.ptx"); }
-  static std::string kernel(const char* name) {
-    const std::string body = course::ptx_kernel_body(ptx_, name);
+  static void SetUpTestSuite() {
+    lesson_ptx_ = course::chapter_ptx("device_tensormap", "90a");
+    lab_ptx_ = course::chapter_ptx("device_tensormap_lab", "90a");
+  }
+  static std::string kernel(const std::string& ptx, const char* name) {
+    const std::string body = course::ptx_kernel_body(ptx, name);
     EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
     return body;
   }
+  static std::string lesson(const char* name) { return kernel(lesson_ptx_, name); }
+  static std::string lab(const char* name) { return kernel(lab_ptx_, name); }
   static bool has(const std::string& body, const std::string& text) { return body.find(text) != std::string::npos; }
   static std::string replace_of(const char* field) { return std::string("tensormap.replace.tile.") + field + ".shared::cta"; }
-  static inline std::string ptx_;
+  static inline std::string lesson_ptx_, lab_ptx_;
 };
 
-const char* const kTensorFields[] = {"global_address", "global_dim", "global_stride", "box_dim"};
-const char* const kFixedFields[] = {"rank", "element_stride", "elemtype", "interleave_layout", "swizzle_mode", "fill_mode"};
+// Each field of a map in shared memory (.shared::cta) of the .b1024 object, with the width of its
+// new value: the address and the stride are 64-bit, the rest 32-bit.
+struct Field {
+  const char* name;
+  const char* width;
+};
+const Field kTensorFields[] = {
+    {"global_address", "b64"}, {"global_dim", "b32"}, {"global_stride", "b64"}, {"box_dim", "b32"}};
+const Field kFixedFields[] = {{"rank", "b32"},         {"element_stride", "b32"}, {"elemtype", "b32"},
+                              {"interleave_layout", "b32"}, {"swizzle_mode", "b32"}, {"fill_mode", "b32"}};
+std::string full_replace(const Field& f) {
+  return std::string("tensormap.replace.tile.") + f.name + ".shared::cta.b1024." + f.width;
+}
+
+// tensormap.cp_fenceproxy copies the map from shared to global memory through the generic proxy
+// and releases it to the tensor-map proxy at the scope named; .sync.aligned: the whole warp.
+const std::string kReleaseGpu = "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned";
+const std::string kReleaseCta = "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cta.sync.aligned";
+// The acquire: fence.proxy.tensormap::generic.acquire.<scope> [map], 128.
+std::string acquire_at(const char* scope) { return std::string("fence.proxy.tensormap::generic.acquire.") + scope + " "; }
+// The tensor copies: a 2D tile load completing on an mbarrier, a 2D tile store in a bulk group.
+const std::string kTileLoad = "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes";
+const std::string kTileStore = "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group";
 
 TEST_F(HostCodegen, TheTemplateEncoderReplacesOnlyWhatDiffersBetweenTensors) {
-  const std::string k = kernel("encode_from_template_kernel");
-  for (const char* field : kTensorFields) EXPECT_TRUE(has(k, replace_of(field))) << field;
-  for (const char* field : kFixedFields) EXPECT_FALSE(has(k, replace_of(field))) << field << " comes from the template";
-  EXPECT_TRUE(has(k, "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned"));
-  EXPECT_TRUE(has(k, "elect.sync"));
+  const std::string k = lesson("encode_from_template_kernel");
+  for (const Field& field : kTensorFields) EXPECT_TRUE(has(k, full_replace(field))) << field.name;
+  for (const Field& field : kFixedFields) {
+    EXPECT_FALSE(has(k, replace_of(field.name))) << field.name << " comes from the template";
+  }
+  EXPECT_TRUE(has(k, kReleaseGpu));
+  EXPECT_TRUE(has(k, "elect.sync")) << "one elected lane replaces the fields";
   EXPECT_FALSE(has(k, "cp.async.bulk.tensor")) << "the encoder only writes maps";
 }
 
 TEST_F(HostCodegen, TheZeroEncoderReplacesEveryField) {
-  const std::string k = kernel("encode_from_zero_kernel");
-  for (const char* field : kTensorFields) EXPECT_TRUE(has(k, replace_of(field))) << field;
-  for (const char* field : kFixedFields) EXPECT_TRUE(has(k, replace_of(field))) << field;
+  const std::string k = lesson("encode_from_zero_kernel");
+  for (const Field& field : kTensorFields) EXPECT_TRUE(has(k, full_replace(field))) << field.name;
+  for (const Field& field : kFixedFields) EXPECT_TRUE(has(k, full_replace(field))) << field.name;
   EXPECT_TRUE(has(k, replace_of("elemtype") + ".b1024.b32 [")) << k;
   const std::size_t elemtype = k.find(replace_of("elemtype"));
   EXPECT_TRUE(has(k.substr(elemtype, k.find('\n', elemtype) - elemtype), "], 7;")) << "PTX's code of .f32 is 7";
-  EXPECT_TRUE(has(k, "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned"));
+  EXPECT_TRUE(has(k, kReleaseGpu));
+  EXPECT_TRUE(has(k, "elect.sync"));
 }
 
 TEST_F(HostCodegen, EachConsumerAcquiresAtItsWritersScope) {
-  const std::pair<const char*, const char*> kernels[] = {{"consume_host_maps_kernel", "sys"},
-                                                         {"consume_device_maps_kernel", "gpu"},
-                                                         {"in_block_kernel", "cta"}};
-  for (const auto& [name, scope] : kernels) {
-    const std::string k = kernel(name);
+  const std::pair<std::string, const char*> kernels[] = {{lesson("consume_host_maps_kernel"), "sys"},
+                                                         {lesson("consume_device_maps_kernel"), "gpu"},
+                                                         {lab("in_block_kernel"), "cta"},
+                                                         {lab("acquire_every_tile_kernel"), "gpu"},
+                                                         {lab("tiles_in_order_kernel"), "gpu"}};
+  for (const auto& [k, scope] : kernels) {
     for (const char* other : {"sys", "gpu", "cta"}) {
-      EXPECT_EQ(has(k, std::string("fence.proxy.tensormap::generic.acquire.") + other + " "), other == scope)
-          << name << " acquire." << other;
+      EXPECT_EQ(has(k, acquire_at(other)), std::string(other) == scope)
+          << k.substr(0, k.find('(')) << ": acquire." << other;
     }
   }
-  const std::string fused = kernel("in_block_kernel");
-  EXPECT_TRUE(has(fused, "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.cta.sync.aligned"));
+  EXPECT_TRUE(has(lab("in_block_kernel"), kReleaseCta)) << "in_block releases its own maps at .cta";
+  EXPECT_FALSE(has(lab("in_block_kernel"), kReleaseGpu));
+  for (const char* name : {"constant_maps_kernel", "tma_copy_kernel", "tma_copy_in_order_kernel"}) {
+    EXPECT_FALSE(has(lab(name), "fence.proxy.tensormap")) << name << ": maps in constant memory need no acquire";
+  }
 }
 
 TEST_F(HostCodegen, ConsumersMoveTilesWithTensorCopiesOnly) {
-  for (const char* name : {"consume_host_maps_kernel", "consume_device_maps_kernel", "in_block_kernel"}) {
-    const std::string k = kernel(name);
-    EXPECT_TRUE(has(k, "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes")) << name;
-    EXPECT_TRUE(has(k, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")) << name;
+  const std::pair<std::string, std::string> doubling[] = {
+      {"consume_host_maps_kernel", lesson("consume_host_maps_kernel")},
+      {"consume_device_maps_kernel", lesson("consume_device_maps_kernel")},
+      {"in_block_kernel", lab("in_block_kernel")},
+      {"acquire_every_tile_kernel", lab("acquire_every_tile_kernel")},
+      {"constant_maps_kernel", lab("constant_maps_kernel")},
+      {"tiles_in_order_kernel", lab("tiles_in_order_kernel")}};
+  for (const auto& [name, k] : doubling) {
+    EXPECT_TRUE(has(k, kTileLoad)) << name;
+    EXPECT_TRUE(has(k, kTileStore)) << name;
     EXPECT_TRUE(has(k, "mbarrier.arrive.expect_tx")) << name;
     EXPECT_TRUE(has(k, "fence.proxy.async.shared::cta")) << name << ": st.shared must be fenced before the store";
     EXPECT_TRUE(has(k, "cp.async.bulk.wait_group.read")) << name;
+    EXPECT_TRUE(has(k, "elect.sync")) << name << ": the TMA issuer is elected";
+    EXPECT_TRUE(has(k, "st.shared.v4.f32")) << name << ": the threads double the box in shared memory";
     EXPECT_FALSE(has(k, "st.global")) << name << ": no thread writes the output";
   }
   for (const char* name : {"consume_host_maps_kernel", "consume_device_maps_kernel"}) {
-    EXPECT_FALSE(has(kernel(name), "tensormap.replace")) << name << " only reads maps";
+    EXPECT_FALSE(has(lesson(name), "tensormap.replace")) << name << " only reads maps";
   }
+  for (const char* name : {"tma_copy_kernel", "tma_copy_in_order_kernel"}) {
+    const std::string k = lab(name);
+    EXPECT_TRUE(has(k, kTileLoad)) << name;
+    EXPECT_TRUE(has(k, kTileStore)) << name;
+    EXPECT_FALSE(has(k, "st.shared.v4.f32")) << name << ": a plain copy, no thread touches the box";
+    EXPECT_FALSE(has(k, "st.global")) << name;
+  }
+}
+
+TEST_F(HostCodegen, OnlyTheInOrderRowsTakeTilesFromTheCounter) {
+  for (const auto& [name, taken] : {std::pair{"tiles_in_order_kernel", true}, std::pair{"tma_copy_in_order_kernel", true},
+                                    std::pair{"tma_copy_kernel", false}, std::pair{"constant_maps_kernel", false}}) {
+    EXPECT_EQ(course::count_matches(lab(name), R"(atom(\.global)?\.add\.u64)") > 0, taken) << name;
+  }
+  EXPECT_EQ(course::count_matches(lesson("consume_device_maps_kernel"), R"(atom(\.global)?\.add)"), 0);
+}
+
+// The course moves data with TMA (cp.async.bulk), never with chapter 02's LDGSTS (cp.async.ca/cg).
+TEST_F(HostCodegen, NoCopyGoesThroughLdgsts) {
+  ASSERT_FALSE(lesson_ptx_.empty() || lab_ptx_.empty()) << "no PTX under " << COURSE_PTX_DIR;
+  for (const std::string* ptx : {&lesson_ptx_, &lab_ptx_}) {
+    EXPECT_EQ(course::count_matches(*ptx, R"(cp\.async\.c[ag]\.)"), 0);
+  }
+}
+
+// The machine code of this executable (cuobjdump, sm_90a). On sm_90a none of the three new
+// instructions is a special one: the acquire fence becomes a TMA descriptor-cache invalidation
+// (UTMACCTL.IV) on the map's address before the UTMALDG/UTMASTG that use it, and the release
+// copy a warp of 4-byte strong atomic exchanges at the release's scope (ATOMG.E.EXCH.STRONG.GPU);
+// the barrier operations are SYNCS instructions.
+const char* machine_arch() {  // cuobjdump names arch-specific machine code sm_90a; older ones file it under sm_90
+  static const char* const arch = course::own_sass("sm_90a") ? "sm_90a" : "sm_90";
+  return arch;
+}
+
+TEST_F(HostCodegen, MachineCodeUsesTheTmaUnitAndItsDescriptorCache) {
+  COURSE_SASS_OR_SKIP(sass, machine_arch());
+  const std::string consumer = course::sass_kernel_body(sass, "consume_device_maps_kernel");
+  ASSERT_FALSE(consumer.empty()) << "no consume_device_maps_kernel in the " << machine_arch() << " machine code";
+  for (const char* op : {"UTMALDG", "UTMASTG", "SYNCS", "UTMACCTL.IV"}) {
+    EXPECT_GT(course::count_matches(consumer, op), 0) << op;
+  }
+  const std::string encoder = course::sass_kernel_body(sass, "encode_from_template_kernel");
+  ASSERT_FALSE(encoder.empty());
+  EXPECT_GT(course::count_matches(encoder, R"(ATOMG\.E\.EXCH\.STRONG\.GPU)"), 0) << "the .gpu release copy";
+  EXPECT_EQ(course::count_matches(encoder, "UTMALDG|UTMASTG"), 0) << "the encoder moves no tile";
 }
 
 // ---- On the GPU: every variant --------------------------------------------------------------
@@ -367,6 +564,52 @@ TEST_P(Sm90a_DeviceTensormap, ThirtyTwoTensorsFillTheMapArray) {
 TEST_P(Sm90a_DeviceTensormap, RepeatedRunsGiveTheSameBits) { expect_correct(default_shapes(2u << 20), 0, 3); }
 
 INSTANTIATE_TEST_SUITE_P(Variants, Sm90a_DeviceTensormap, ::testing::ValuesIn(kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---- On the GPU: every row of the lab ---------------------------------------------------------
+// The lesson's GPU cases through every lab row (in_block, the maps made at .cta inside the
+// consuming blocks, among them), and each row's own batch. Repeated runs check that the
+// in-order counter starts again at zero and that the maps made ahead survive the timed launches.
+
+class Sm90a_DeviceTensormapLab : public course::GpuTest, public ::testing::WithParamInterface<lab::Variant> {
+ protected:
+  Sm90a_DeviceTensormapLab() : GpuTest(lab::chapter_info().requirement) {}
+  void expect_correct(const std::vector<TensorShape>& shapes, unsigned max_blocks = 0, int runs = 1) {
+    lab::Problem problem(shapes);
+    for (int run = 0; run < runs; ++run) {
+      const course::Comparison result = lab::verify(GetParam(), problem, max_blocks);
+      ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+      ASSERT_EQ(result.untouched + result.mismatches, 0u);
+    }
+  }
+};
+
+TEST_P(Sm90a_DeviceTensormapLab, OneTensorOneTile) { expect_correct({{kTileRows, kTileCols, kTileCols}}); }
+TEST_P(Sm90a_DeviceTensormapLab, OneRowAndOneColumn) { expect_correct({{1, 256, 256}, {1, 1, 4}, {77, 1, 4}}); }
+TEST_P(Sm90a_DeviceTensormapLab, AwkwardBatch) { expect_correct(kAwkwardBatch); }
+TEST_P(Sm90a_DeviceTensormapLab, OwnBatchOf4MiB) { expect_correct(GetParam().shapes(4u << 20)); }
+TEST_P(Sm90a_DeviceTensormapLab, ManyTensorsThroughTwoBlocks) { expect_correct(kAwkwardBatch, 2); }
+TEST_P(Sm90a_DeviceTensormapLab, ThirtyTwoTensorsFillTheMapArray) {
+  std::vector<TensorShape> shapes;
+  for (int t = 0; t < kMaxTensors; ++t) shapes.push_back({1 + 13 * t, 1 + 37 * t, round_up(1 + 37 * t, 4) + 4 * (t % 3)});
+  expect_correct(shapes);
+}
+TEST_P(Sm90a_DeviceTensormapLab, RepeatedRunsGiveTheSameBits) { expect_correct(GetParam().shapes(2u << 20), 0, 3); }
+
+// A timed launch without its preparation: the rows that make their maps ahead must still find
+// them after other launches, as the timing loop relies on.
+TEST_P(Sm90a_DeviceTensormapLab, TimedLaunchesAfterTheCheckStayCorrect) {
+  lab::Problem problem(kAwkwardBatch);
+  const lab::Variant& v = GetParam();
+  ASSERT_TRUE(lab::verify(v, problem).ok());
+  problem.lesson.gmem_out.poison();
+  for (int run = 0; run < 3; ++run) v.launch(problem.buffers, 0);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  const course::Comparison result = problem.lesson.gmem_out.check(problem.expected(v.work));
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, Sm90a_DeviceTensormapLab, ::testing::ValuesIn(lab::kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // A batch the maps cannot describe is refused with the host rules' sentences before any launch.
@@ -413,14 +656,7 @@ class Sm90a_DeviceMaps : public course::GpuTest {
   Sm90a_DeviceMaps() : GpuTest(chapter_info().requirement) {}
   static std::size_t num_maps(const Problem& p) { return kMapsPerTensor * p.plan.tensors.size(); }
   // The maps of the batch as the driver encodes them on the host.
-  static std::vector<CUtensorMap> driver_maps(const Problem& p) {
-    std::vector<CUtensorMap> maps;
-    for (const TensorLayout& t : p.plan.tensors) {
-      maps.push_back(course::encode_tiled(tensor_request(p.gmem_in.data() + t.offset_elems, t)));
-      maps.push_back(course::encode_tiled(tensor_request(p.gmem_out.data() + t.offset_elems, t)));
-    }
-    return maps;
-  }
+  static std::vector<CUtensorMap> driver_maps(const Problem& p) { return lab::driver_maps(p.buffers); }
   // The maps as an encode kernel writes them into gmem_batch_maps (poisoned first).
   static std::vector<CUtensorMap> device_maps(const Problem& p, bool from_zero) {
     COURSE_CHECK(cudaMemset(p.buffers.gmem_maps, course::kPoisonByte, sizeof(CUtensorMap) * kMaxMaps));

@@ -1,13 +1,16 @@
-// 09_device_tensormap, host side: the batch and the fields of its maps.
+// 09_device_tensormap, the model: the batch and the fields of its maps, on the host.
 //
 // Several float matrices of different shapes live back to back in one allocation; each gets its
 // own pair of tensor maps (input, output). This header holds everything that needs no GPU: the
 // tile, the layout of the tensors in the allocation, the table that numbers the tiles of all
 // tensors in one sequence (the kernels walk it), the tensor-map request of each tensor, the
-// rules every request must pass before a kernel encodes its map, the host model of what one
-// tensor copy does (zero fill on loads, clipping on stores) from which the reference is
-// computed, and PTX's numbers for the map fields that tensormap.replace takes as immediates.
-// device_tensormap.cu holds the kernels; device_tensormap_test.cu checks this file on the CPU.
+// rules every request must pass before a kernel encodes its map (course/tensor_map.hpp, the
+// course's one rule check), the host model of what one tensor copy does (zero fill on loads,
+// clipping on stores) from which the reference is computed, PTX's numbers for the map fields
+// that tensormap.replace takes as immediates, and the batch table the program prints.
+// Host code only (the few functions the kernels share are __host__ __device__ under nvcc);
+// device_tensormap.cu (the lesson) and device_tensormap_lab.cu include it, and
+// device_tensormap_test.cu checks it on the CPU.
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#encoding-a-tensor-map-on-device
 // Rules: course/tensor_map.hpp (taught in chapter 07).
 // PTX field codes: https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#tensormap-new-val-validity
@@ -18,12 +21,22 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "course/pattern.hpp"
+#include "course/cli.hpp"         // course::format_size
 #include "course/tensor_map.hpp"  // course::TensorMapRequest, course::broken_tensor_map_rule()
+
+// The few functions the kernels share with the host model; plain host functions without nvcc.
+#ifdef __CUDACC__
+#define TENSORMAP_HOST_DEVICE __host__ __device__
+#else
+#define TENSORMAP_HOST_DEVICE
+#endif
 
 constexpr int kRank = 2;                                          // every tensor is a matrix
 constexpr int kTileRows = 32;                                     // box height, every tensor
@@ -112,7 +125,7 @@ struct TileCoords {
   int x, y;  // column and row of the box's top-left element
 };
 // Where tile `local` of tensor t starts: tiles run along rows of tiles, left to right.
-__host__ __device__ inline TileCoords tile_origin(const TensorLayout& t, int local) {
+TENSORMAP_HOST_DEVICE inline TileCoords tile_origin(const TensorLayout& t, int local) {
   return {(local % t.tiles_x) * t.box_cols, (local / t.tiles_x) * kTileRows};
 }
 
@@ -195,11 +208,13 @@ inline void store_box_model(float* matrix, const TensorLayout& t, int x, int y, 
 }
 /// [tma_model]
 
-__host__ __device__ inline float modify(float x) { return 2.0f * x; }  // exact; zero stays zero
+TENSORMAP_HOST_DEVICE inline float modify(float x) { return 2.0f * x; }  // exact; zero stays zero
 
-// The reference: every tile of every tensor as the kernels do it. What no store reaches (the
+// The reference: every tile of every tensor as the kernels do it, each box element through `op`
+// (the lesson's modify(); the lab's plain copies keep the value). What no store reaches (the
 // padding beyond a row's last granule, the gaps between tensors) keeps the poison.
-inline std::vector<float> reference(const std::vector<float>& in, const BatchPlan& plan) {
+template <class Op>
+std::vector<float> reference_with(const std::vector<float>& in, const BatchPlan& plan, Op op) {
   std::vector<float> out(in.size(), course::poison_value<float>());
   std::vector<float> box(kTileElems);
   for (const TensorLayout& t : plan.tensors) {
@@ -207,11 +222,21 @@ inline std::vector<float> reference(const std::vector<float>& in, const BatchPla
     for (int local = 0; local < t.tiles_x * tiles_y; ++local) {
       const TileCoords at = tile_origin(t, local);
       load_box_model(in.data() + t.offset_elems, t, at.x, at.y, box.data());
-      for (int i = 0; i < t.box_cols * kTileRows; ++i) box[i] = modify(box[i]);
+      for (int i = 0; i < t.box_cols * kTileRows; ++i) box[i] = op(box[i]);
       store_box_model(out.data() + t.offset_elems, t, at.x, at.y, box.data());
     }
   }
   return out;
+}
+inline std::vector<float> reference(const std::vector<float>& in, const BatchPlan& plan) {
+  return reference_with(in, plan, [](float x) { return modify(x); });
+}
+
+// Bytes of the matrices themselves (no padding, no gaps), each read once and written once by a run.
+inline std::size_t batch_bytes_moved(const BatchPlan& plan) {
+  std::size_t elems = 0;
+  for (const TensorLayout& t : plan.tensors) elems += std::size_t(t.rows) * t.cols;
+  return 2 * elems * sizeof(float);
 }
 
 /// [default_batch]
@@ -225,16 +250,27 @@ constexpr BatchWidth kBatchWidths[] = {{16381, 0}, {1001, 4}, {61, 0}, {4093, 12
 constexpr int kBatchTensors = sizeof(kBatchWidths) / sizeof(kBatchWidths[0]);
 static_assert(kBatchTensors <= kMaxTensors, "the default batch fits the device map array");
 
-inline std::vector<TensorShape> default_shapes(std::size_t total_bytes) {
+// num_tensors tensors (the lab asks for other counts) take the widths above in turn.
+inline std::vector<TensorShape> default_shapes(std::size_t total_bytes, int num_tensors = kBatchTensors) {
   std::vector<TensorShape> shapes;
-  for (const BatchWidth& w : kBatchWidths) {
+  for (int i = 0; i < num_tensors; ++i) {
+    const BatchWidth& w = kBatchWidths[i % kBatchTensors];
     const int pitch = round_up(w.cols, kGranuleElems) + w.pad_elems;
-    const std::size_t rows = total_bytes / kBatchTensors / (std::size_t(pitch) * sizeof(float));
+    const std::size_t rows = total_bytes / num_tensors / (std::size_t(pitch) * sizeof(float));
     shapes.push_back({static_cast<int>(std::max<std::size_t>(rows, 1)), w.cols, pitch});
   }
   return shapes;
 }
 /// [default_batch]
+
+// The lab's friendly batch: num_tensors equal matrices 8192 floats wide, chapter 07's shape:
+// every box full (32 x 256 floats, 1 KiB rows), no padding, no partial tile along a row.
+constexpr int kUniformCols = 8192;
+inline std::vector<TensorShape> uniform_shapes(std::size_t total_bytes, int num_tensors) {
+  const std::size_t rows = total_bytes / num_tensors / (std::size_t{kUniformCols} * sizeof(float));
+  return std::vector<TensorShape>(num_tensors, TensorShape{static_cast<int>(std::max<std::size_t>(rows, 1)),
+                                                           kUniformCols, kUniformCols});
+}
 
 // ---- PTX's numbers for the fields a template fixes ------------------------------------------
 
@@ -243,7 +279,7 @@ inline std::vector<TensorShape> default_shapes(std::size_t total_bytes) {
 // its own table ("Tensormap new_val validity"), not as CUtensorMapDataType & co. Most element
 // types have the driver's number; FLOAT64, BFLOAT16 and FLOAT32_FTZ (the driver's 8, 9, 10) are
 // PTX's 9, 10 and 8. -1: not available on sm_90a.
-__host__ __device__ constexpr int ptx_elemtype(CUtensorMapDataType type) {
+TENSORMAP_HOST_DEVICE constexpr int ptx_elemtype(CUtensorMapDataType type) {
   switch (type) {
     case CU_TENSOR_MAP_DATA_TYPE_UINT8: return 0;
     case CU_TENSOR_MAP_DATA_TYPE_UINT16: return 1;
@@ -261,13 +297,56 @@ __host__ __device__ constexpr int ptx_elemtype(CUtensorMapDataType type) {
     default: return -1;
   }
 }
-__host__ __device__ constexpr int ptx_interleave(CUtensorMapInterleave interleave) {
+TENSORMAP_HOST_DEVICE constexpr int ptx_interleave(CUtensorMapInterleave interleave) {
   return interleave <= CU_TENSOR_MAP_INTERLEAVE_32B ? static_cast<int>(interleave) : -1;  // none, 16B, 32B
 }
-__host__ __device__ constexpr int ptx_swizzle(CUtensorMapSwizzle swizzle) {
+TENSORMAP_HOST_DEVICE constexpr int ptx_swizzle(CUtensorMapSwizzle swizzle) {
   return swizzle <= CU_TENSOR_MAP_SWIZZLE_128B ? static_cast<int>(swizzle) : -1;  // none, 32B, 64B, 128B
 }
-__host__ __device__ constexpr int ptx_fill_mode(CUtensorMapFloatOOBfill fill) {
+TENSORMAP_HOST_DEVICE constexpr int ptx_fill_mode(CUtensorMapFloatOOBfill fill) {
   return fill <= CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA ? static_cast<int>(fill) : -1;  // zeros, NaN
 }
 /// [ptx_codes]
+
+// ---- What the programs print without a GPU ---------------------------------------------------
+
+// One line about a batch: tensors, maps, tiles, the range of box sizes, the bytes a run moves.
+inline std::string batch_summary(const BatchPlan& plan) {
+  int min_box_cols = kTileCols, max_box_cols = 0;
+  for (const TensorLayout& t : plan.tensors) {
+    min_box_cols = std::min(min_box_cols, t.box_cols);
+    max_box_cols = std::max(max_box_cols, t.box_cols);
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "%zu tensors, %zu maps, %d tiles, boxes of %.1f to %.1f KiB, ", plan.tensors.size(),
+                kMapsPerTensor * plan.tensors.size(), plan.num_tiles, min_box_cols * kTileRows * sizeof(float) / 1024.0,
+                max_box_cols * kTileRows * sizeof(float) / 1024.0);
+  return line + course::format_size(batch_bytes_moved(plan)) + " read plus written";
+}
+
+// The batch of `total_bytes`, one line per tensor, and the host check of its maps; then a batch
+// the check refuses.
+inline void print_batch_model(std::ostream& out, std::size_t total_bytes) {
+  const BatchPlan plan = plan_batch(default_shapes(total_bytes));
+  out << "batch of the default --size (" << course::format_size(total_bytes) << "): " << plan.tensors.size()
+      << " float matrices in one allocation, " << plan.num_tiles << " tiles, one input and one output map each\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "  %6s %8s x %-6s %6s %10s %7s %10s\n", "tensor", "rows", "cols", "pitch", "box",
+                "tiles", "offset");
+  out << line;
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorLayout& t = plan.tensors[i];
+    const std::string box = std::to_string(kTileRows) + " x " + std::to_string(t.box_cols);
+    std::snprintf(line, sizeof line, "  %6zu %8d x %-6d %6d %10s %7d %10lld\n", i, t.rows, t.cols, t.pitch_elems,
+                  box.c_str(), t.tiles_x * ((t.rows + kTileRows - 1) / kTileRows),
+                  static_cast<long long>(t.offset_elems));
+    out << line;
+  }
+  const float* aligned = reinterpret_cast<const float*>(std::uintptr_t{1} << 20);  // any 16-byte aligned address
+  const std::vector<std::string> none = batch_problems(plan, aligned, aligned);
+  out << "host check of every map before a kernel encodes it (tensormap.replace checks nothing): "
+      << (none.empty() ? "all " + std::to_string(kMapsPerTensor * plan.tensors.size()) + " maps pass" : joined(none))
+      << "\na batch it refuses:" << joined(batch_problems(plan_batch({{999, 1001, 1001}, {0, 64, 64}, {40, 100, 104}}),
+                                                          aligned, aligned))
+      << '\n';
+}
