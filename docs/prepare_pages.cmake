@@ -6,7 +6,10 @@
 #   - a table of contents ([TOC], which doxygen-awesome-css turns into a side panel),
 #   - previous / next links to the neighbouring chapters, at the top and the bottom,
 #   - links to the chapter's files on the site,
-#   - links between chapter pages (../NN_topic/README.md) turned into links between site pages.
+#   - links between chapter pages (../NN_topic/README.md) turned into links between site pages,
+#     anchor lines (<a name="label"></a>) into heading labels, and links to labels into @ref,
+#     undoing what scripts/pages.py does to keep the README plain Markdown for GitHub,
+#   - quoted files linked to their pages on the site.
 cmake_minimum_required(VERSION 3.25)
 string(REPLACE "," ";" CHAPTERS "${CHAPTERS}")
 file(MAKE_DIRECTORY "${OUT}")
@@ -64,7 +67,17 @@ foreach(index RANGE ${last})
   endforeach()
   set(files_sep "")
 
-  string(REGEX REPLACE "\\]\\(\\.\\./([0-9][0-9]_[a-z0-9_]+)/README\\.md\\)" "](ch\\1.html)" body "${body}")
+  # What scripts/pages.py made plain Markdown for GitHub, back in Doxygen's terms: anchor lines
+  # above headings become heading labels, links to labels and chapter pages become @ref.
+  string(REGEX REPLACE "<a name=\"([A-Za-z0-9_]+)\"></a>\n(#+ [^\n]*)" "\\2 {#\\1}" body "${body}")
+  string(REGEX REPLACE "\\[([^]\n]*)\\]\\(\\.\\./[0-9][0-9]_[a-z0-9_]+/README\\.md#([A-Za-z0-9_]+)\\)" "@ref \\2 \"\\1\"" body "${body}")
+  string(REGEX REPLACE "\\[([^]\n]*)\\]\\(\\.\\./([0-9][0-9]_[a-z0-9_]+)/README\\.md\\)" "@ref ch\\2 \"\\1\"" body "${body}")
+  string(REGEX REPLACE "\\[([^]\n]*)\\]\\(#([A-Za-z0-9_]+)\\)" "@ref \\2 \"\\1\"" body "${body}")
+  # A quoted file: its page on the site (a chapter's file under Examples, a library file's source).
+  string(REGEX REPLACE "From \\[`([A-Za-z0-9_]+)\\.([a-z]+)`\\]\\([A-Za-z0-9_.]+\\)"
+         "From [`\\1.\\2`](\\1_8\\2-example.html)" body "${body}")
+  string(REGEX REPLACE "From \\[`([A-Za-z0-9_]+)\\.([a-z]+)`\\]\\(\\.\\./common/course/[^)]*\\)"
+         "From [`\\1.\\2`](\\1_8\\2_source.html)" body "${body}")
   set(page "${first}\n\n${nav}\n\n[TOC]\n")
   if(NOT files STREQUAL "")
     string(APPEND page "\n<b>Files:</b> ${files}\n")

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Keeps the code quoted by the chapter pages equal to the code in the chapters.
+
+    scripts/pages.py [--check] [--root DIR]
+
+A chapter page (NN_topic/README.md) quotes a marked region of a source file of its chapter as a
+fenced block between two comment lines:
+
+    <!-- snippet: sync_copy.cu kernel -->
+    From [`sync_copy.cu`](sync_copy.cu):
+    ```cpp
+    ...the lines between the two `/// [kernel]` markers of sync_copy.cu...
+    ```
+    <!-- /snippet -->
+
+GitHub shows the code itself; the site shows the same block. This script rewrites every such block
+from the sources (and turns a Doxygen `@snippet file marker` line into one). Pages are plain
+Markdown: it also turns the Doxygen-only forms a page may contain into Markdown that GitHub shows
+and the site's copies (docs/prepare_pages.cmake) turn back: a heading label `## Title {#label}`
+becomes an anchor line `<a name="label"></a>` above the heading, and `@ref label "text"` a link
+(`[text](#label)`, `[text](../NN_topic/README.md#label)`, or `[text](../NN_topic/README.md)` for a
+chapter page). With --check it writes
+nothing and exits 1, naming each stale block, when a page differs from its sources; CTest runs that
+check. A marker that is missing, or present other than twice, is an error either way.
+"""
+import argparse
+import re
+import sys
+from pathlib import Path
+
+OPEN = re.compile(r"^(?P<indent>[ \t]*)<!-- snippet: (?P<file>[\w.\-/]+) (?P<marker>[\w\-]+) -->\s*$")
+CLOSE = re.compile(r"^[ \t]*<!-- /snippet -->\s*$")
+DOXYGEN = re.compile(r"^(?P<indent>[ \t]*)@snippet (?P<file>[\w.\-/]+) (?P<marker>[\w\-]+)\s*$")
+LANGUAGE = {".cu": "cpp", ".cuh": "cpp", ".hpp": "cpp", ".cpp": "cpp", ".h": "cpp", ".cmake": "cmake", ".py": "python"}
+
+
+class PageError(Exception):
+    pass
+
+
+def region(source: Path, marker: str) -> list:
+    """The lines between the two marker lines `/// [marker]` (or `// [marker]`, `# [marker]`)."""
+    if not source.is_file():
+        raise PageError(f"no file {source}")
+    lines = source.read_text().splitlines()
+    pattern = re.compile(r"^\s*(///|//|#) \[" + re.escape(marker) + r"\]\s*$")
+    hits = [i for i, line in enumerate(lines) if pattern.match(line)]
+    if len(hits) != 2:
+        raise PageError(f"{source.name}: marker [{marker}] appears {len(hits)} times, not twice")
+    body = lines[hits[0] + 1:hits[1]]
+    # Drop the common indentation, as Doxygen's @snippet shows it.
+    indents = [len(line) - len(line.lstrip()) for line in body if line.strip()]
+    cut = min(indents) if indents else 0
+    return [line[cut:] if line.strip() else "" for line in body]
+
+
+def block(indent: str, folder: Path, file: str, marker: str) -> list:
+    # A chapter's own file, or one of the shared library (common/course) that the chapter quotes.
+    source, href = folder / file, file
+    library = folder.parent / "common" / "course" / file
+    if not source.is_file() and library.is_file():
+        source, href = library, f"../common/course/{file}"
+    code = region(source, marker)
+    language = LANGUAGE.get(Path(file).suffix, "")
+    lines = [f"<!-- snippet: {file} {marker} -->", f"From [`{file}`]({href}):", f"```{language}"]
+    lines += code + ["```", "<!-- /snippet -->"]
+    return [(indent + line) if line else "" for line in lines]
+
+
+HEADING_LABEL = re.compile(r"^(?P<heading>#+ .*?)\s*\{#(?P<label>\w+)\}\s*$")
+REF = re.compile(r'@ref (?P<label>\w+)(?: "(?P<text>[^"]*)")?')
+
+
+def labels_of(pages) -> dict:
+    """label -> (page, heading text) for every labelled heading and every anchor line."""
+    found = {}
+    for page in pages:
+        lines = page.read_text().splitlines()
+        for n, line in enumerate(lines):
+            heading = HEADING_LABEL.match(line)
+            anchor = re.match(r'^\s*<a name="(\w+)"></a>\s*$', line)
+            if heading:
+                found[heading["label"]] = (page, re.sub(r"^#+ ", "", heading["heading"]))
+            elif anchor and n + 1 < len(lines):
+                found[anchor.group(1)] = (page, re.sub(r"^#+ ", "", lines[n + 1]))
+    return found
+
+
+def plain_markdown(page: Path, lines: list, labels: dict) -> list:
+    out = []
+    for n, line in enumerate(lines):
+        heading = HEADING_LABEL.match(line)
+        if heading:
+            if n > 0 and not heading["heading"].startswith("# "):
+                out.append(f'<a name="{heading["label"]}"></a>')
+            line = heading["heading"]  # the site's copy labels the title itself
+
+        def link(match):
+            label, text = match["label"], match["text"]
+            if label not in labels:
+                raise PageError(f"{page}:{n + 1}: @ref {label}: no heading has that label")
+            target, title = labels[label]
+            text = text or title
+            first = target.read_text().splitlines()[0]
+            is_title = HEADING_LABEL.match(first) and HEADING_LABEL.match(first)["label"] == label
+            if target == page:
+                return f"[{text}](#{label})"
+            where = f"../{target.parent.name}/README.md"
+            return f"[{text}]({where})" if is_title else f"[{text}]({where}#{label})"
+
+        out.append(REF.sub(link, line))
+    return out
+
+
+def render(page: Path, labels: dict) -> str:
+    folder = page.parent
+    lines = plain_markdown(page, page.read_text().splitlines(), labels)
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        opened, doxygen = OPEN.match(line), DOXYGEN.match(line)
+        if opened:
+            j = i + 1
+            while j < len(lines) and not CLOSE.match(lines[j]):
+                j += 1
+            if j == len(lines):
+                raise PageError(f"{page}:{i + 1}: <!-- snippet --> without <!-- /snippet -->")
+            out += block(opened["indent"], folder, opened["file"], opened["marker"])
+            i = j + 1
+        elif doxygen:
+            out += block(doxygen["indent"], folder, doxygen["file"], doxygen["marker"])
+            i += 1
+        else:
+            out.append(line)
+            i += 1
+    return "\n".join(out) + ("\n" if page.read_text().endswith("\n") else "")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Regenerate the code blocks of the chapter pages.")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
+    args = parser.parse_args()
+    pages = sorted(args.root.glob("[0-9][0-9]_*/README.md"))
+    if not pages:
+        print(f"no chapter pages under {args.root}", file=sys.stderr)
+        return 1
+    stale, errors, blocks = [], 0, 0
+    labels = labels_of(pages)
+    for page in pages:
+        try:
+            new = render(page, labels)
+        except PageError as error:
+            print(f"{page.relative_to(args.root)}: {error}", file=sys.stderr)
+            errors += 1
+            continue
+        blocks += new.count("<!-- /snippet -->")
+        if new != page.read_text():
+            stale.append(page)
+            if not args.check:
+                page.write_text(new)
+    name = lambda p: str(p.relative_to(args.root))
+    if args.check:
+        for page in stale:
+            print(f"{name(page)}: its code blocks differ from the sources; run scripts/pages.py", file=sys.stderr)
+        print(f"{len(pages)} pages, {blocks} code blocks, {len(stale)} stale, {errors} with errors")
+        return 1 if stale or errors else 0
+    print(f"{len(pages)} pages, {blocks} code blocks; rewrote {len(stale)}: {', '.join(map(name, stale)) or 'none'}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
