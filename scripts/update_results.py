@@ -136,6 +136,46 @@ def ncu_block(runs, logs):
     return lines
 
 
+def bar_chart(title, bars, note):
+    """An SVG of horizontal bars, one per (label, ratio, kind), with a line at 1.0 (cudaMemcpy)."""
+    label_w, bar_w, row_h, top = 330, 380, 22, 46
+    scale = bar_w / max(1.1, max((ratio for _, ratio, _ in bars), default=1.0))
+    height = top + row_h * len(bars) + 40
+    colours = {"lesson": "#76b900", "lab": "#4f8fc0", "library": "#b07cc6"}
+    esc = lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 70}" height="{height}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<text x="8" y="20" font-size="14" font-weight="bold">{esc(title)}</text>',
+           f'<text x="8" y="36" fill="#555">{esc(note)}</text>']
+    for i, (label, ratio, kind) in enumerate(bars):
+        y = top + i * row_h
+        out.append(f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end">{esc(label)}</text>')
+        out.append(f'<rect x="{label_w}" y="{y + 4}" width="{ratio * scale:.1f}" height="{row_h - 8}" '
+                   f'fill="{colours.get(kind, "#888")}"/>')
+        out.append(f'<text x="{label_w + ratio * scale + 4:.1f}" y="{y + 15}">{ratio:.3f}</text>')
+    x1 = label_w + scale
+    out.append(f'<line x1="{x1:.1f}" y1="{top - 4}" x2="{x1:.1f}" y2="{top + row_h * len(bars)}" stroke="#333" '
+               f'stroke-dasharray="4 3"/>')
+    out.append(f'<text x="{x1:.1f}" y="{top + row_h * len(bars) + 16}" text-anchor="middle" fill="#333">'
+               f'1.0 = cudaMemcpy D2D</text>')
+    legend = " ".join(f'<tspan fill="{colours[k]}">&#9632; {k}</tspan>' for k in sorted({k for _, _, k in bars}))
+    out.append(f'<text x="8" y="{height - 6}">{legend}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def write_if_changed(path, text, check, stale):
+    if path.is_file() and path.read_text() == text:
+        return
+    if check:
+        print(f"{path}: would change")
+        stale.append(str(path))
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"{path}: written")
+
+
 def replace_block(text, block, begin_marker=BEGIN, end_marker=END):
     """Returns text with the lines between the markers replaced, or None if the markers are missing."""
     lines = text.splitlines()
@@ -163,6 +203,8 @@ def main():
         print(f"no bench_*.csv in {args.results_dir}", file=sys.stderr)
         return 1
     problems, stale = 0, []
+    bars_of = {}      # chapter -> [(label, ratio, kind)]: the chapter's chart
+    device_of = {}
     for report in reports:
         chapter, _, program = report.stem[len("bench_"):].partition(".")
         readme = args.root / chapter / "README.md"
@@ -178,6 +220,14 @@ def main():
             print(f"{chapter}: not updated: {report.name}: {error}", file=sys.stderr)
             problems += 1
             continue
+        folder = report.stem[len("bench_"):].partition(".")[0]
+        device_of[folder] = device
+        for row in rows:
+            if row["variant"] == BASELINE:
+                continue
+            kind = "library" if "cublas" in row["variant"] else ("lab" if program.endswith("_lab") else "lesson")
+            label = (f"{program}: " if program and not program.endswith("_lab") else "") + row["variant"]
+            bars_of.setdefault(folder, []).append((label, float(row["ratio_to_memcpy"]), kind))
         if not readme.is_file():
             print(f"{chapter}: no README.md at {readme}; skipped")
             continue
@@ -207,6 +257,24 @@ def main():
         else:
             readme.write_text(new)
             print(f"{chapter}: README.md updated ({len(rows) - 1} variants and the baseline)")
+    # Charts: one per chapter (every variant of lesson and lab), one for the course (each chapter's
+    # best variant, and cuBLAS where a chapter measures it), from the same reports.
+    overview = []
+    for folder, bars in sorted(bars_of.items()):
+        order = {"lesson": 0, "library": 1, "lab": 2}
+        bars = sorted(bars, key=lambda b: order[b[2]])
+        note = f"x cudaMemcpy device-to-device, same run; {device_of.get(folder) or 'unrecorded device'}"
+        write_if_changed(args.root / folder / "figures" / "results.svg",
+                         bar_chart(f"{folder}: bandwidth of every variant", bars, note[:110]), args.check, stale)
+        own = [b for b in bars if b[2] != "library"]
+        if own:
+            best = max(own, key=lambda b: b[1])
+            overview.append((f"{folder} ({best[0]})", best[1], best[2]))
+        overview += [(f"{folder} ({b[0]})", b[1], "library") for b in bars if b[2] == "library"]
+    if overview and len(bars_of) > 1:
+        note = "each chapter's best variant, x cudaMemcpy device-to-device in the same run"
+        write_if_changed(args.root / "docs" / "results.svg", bar_chart("The course: best variant per chapter", overview, note),
+                         args.check, stale)
     return 1 if problems or stale else 0
 
 
