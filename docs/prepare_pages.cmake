@@ -73,6 +73,15 @@ foreach(index RANGE ${last})
   string(REGEX REPLACE "\\[([^]\n]*)\\]\\(\\.\\./[0-9][0-9]_[a-z0-9_]+/README\\.md#([A-Za-z0-9_]+)\\)" "@ref \\2 \"\\1\"" body "${body}")
   string(REGEX REPLACE "\\[([^]\n]*)\\]\\(\\.\\./([0-9][0-9]_[a-z0-9_]+)/README\\.md\\)" "@ref ch\\2 \"\\1\"" body "${body}")
   string(REGEX REPLACE "\\[([^]\n]*)\\]\\(#([A-Za-z0-9_]+)\\)" "@ref \\2 \"\\1\"" body "${body}")
+  # Bold text (**...**): Doxygen 1.9 leaves the asterisks where the span holds code, quotes or a
+  # line break; HTML tags it always renders. Code inside becomes <code>.
+  string(REGEX MATCHALL "\\*\\*[^*]+\\*\\*" bolds "${body}")
+  list(REMOVE_DUPLICATES bolds)
+  foreach(bold IN LISTS bolds)
+    string(REGEX REPLACE "^\\*\\*(.*)\\*\\*$" "<b>\\1</b>" html "${bold}")
+    string(REGEX REPLACE "`([^`]*)`" "<code>\\1</code>" html "${html}")
+    string(REPLACE "${bold}" "${html}" body "${body}")
+  endforeach()
   # A quoted file: its page on the site (a chapter's file under Examples, a library file's source).
   string(REGEX REPLACE "From \\[`([A-Za-z0-9_]+)\\.([a-z]+)`\\]\\([A-Za-z0-9_.]+\\)"
          "From [`\\1.\\2`](\\1_8\\2-example.html)" body "${body}")

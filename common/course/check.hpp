@@ -2,7 +2,7 @@
 /// @brief Error checks for CUDA runtime (`cudaError_t`) and driver (`CUresult`) calls.
 ///
 /// `COURSE_CHECK(expr)` evaluates a call and throws course::CudaError carrying
-/// `file:line: expression -> ERROR_NAME: message` when it did not succeed.
+/// `<path>:<line>: expression -> ERROR_NAME: message` when it did not succeed.
 /// The driver API is never linked: names of `CUresult` codes come from the
 /// driver's own `cuGetErrorName` when a driver is loaded, from a small table
 /// otherwise.

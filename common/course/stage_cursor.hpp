@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+/// `__host__ __device__` under nvcc; nothing for the host compiler, which builds the host tests.
 #ifdef __CUDACC__
 #define COURSE_HOST_DEVICE __host__ __device__
 #else
