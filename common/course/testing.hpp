@@ -121,3 +121,5 @@ inline std::string read_text_file(const std::string& path) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - course_started).count();     \
     EXPECT_LT(course_elapsed, (seconds)) << "the broken kernel was not stopped in time";              \
   } while (0)
+
+#include "course/codegen.hpp"  // the PTX and SASS readers of codegen tests
