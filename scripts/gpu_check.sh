@@ -120,8 +120,9 @@ programs=()            # keys of the lessons and labs, in order
 declare -A program     # key -> executable
 target_args=()         # with --chapters, only those chapters' programs and test executables
 declare -A seen_lesson
+chapters_csv=,$(IFS=,; echo "${chapters[*]}"),
 while read -r m_ch m_kind m_name m_target m_path; do
-  [[ ,${chapters[*]// /,}, == *,$m_ch,* ]] || continue
+  [[ $chapters_csv == *,$m_ch,* ]] || continue
   [[ -n $only_chapters ]] && target_args+=(--target "$m_target")
   [[ $m_kind == test ]] && continue
   if [[ $m_kind == lesson && -z ${seen_lesson[$m_ch]:-} ]]; then key=$m_ch; seen_lesson[$m_ch]=1; else key=$m_ch.$m_name; fi
