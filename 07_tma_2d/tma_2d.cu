@@ -2,27 +2,25 @@
 //
 // What you learn: how the host describes a matrix to TMA (cuTensorMapEncodeTiled, reached
 // through cudaGetDriverEntryPointByVersion, every argument and every rule it imposes, checked
-// before the driver sees it), the three ways a kernel can receive the map, what a load does
-// with a box that hangs over the matrix's edge (zero fill, negative starts) and what a store
-// does (clips), rows padded to a 16-byte pitch, and a persistent multi-stage TMA pipeline,
-// dealt or with its tiles taken in order (chapter 06).
-// What changed from 06: a copy is no longer (pointer, bytes) but (map, coordinates); the
-// hardware does the 2D address arithmetic and the bounds checks.
+// before the driver sees it: tma_2d_model.hpp), how the kernel receives the map (a
+// const __grid_constant__ parameter), the guide's load-modify-store kernel, a persistent
+// four-stage TMA pipeline, and what a load does with a box that hangs over the matrix's edge
+// (zero fill, negative starts) and what a store does (clips) on rows padded to a 16-byte pitch.
+// The lab (tma_2d_lab.cu) passes the map in __constant__ and global memory, sweeps the stage
+// count, and takes the tiles in order.
+// What changed from 06: a copy takes (map, box coordinates), not (pointer, bytes); TMA does the 2D addressing.
 // Hardware: compute capability 9.0 (cp.async.bulk.tensor, mbarrier transaction counts).
-// Run: build/07_tma_2d/tma_2d [--bench] [--variant=NAME]
+// Run: build/07_tma_2d/tma_2d [--bench] [--variant=NAME]; the lab: build/07_tma_2d/tma_2d_lab
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-tma-to-transfer-multi-dimensional-arrays
 //        (4.11.2.2)
 // API: cuTensorMapEncodeTiled https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TENSOR__MEMORY.html
 //      cudaGetDriverEntryPointByVersion https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__DRIVER__ENTRY__POINT.html
 //      cuda::ptx::cp_async_bulk_tensor https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_bulk_tensor.html
-//      cuda::ptx::fence_proxy_tensormap_generic, fence_proxy_async
-//        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/fence.html
+//      cuda::ptx::fence_proxy_async https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/fence.html
 //      cuda::ptx::cp_async_bulk_commit_group / cp_async_bulk_wait_group_read
 //        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_bulk_commit_group.html
 //        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_bulk_wait_group.html
 //      PTX cp.async.bulk.tensor https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async-bulk-tensor
-//      PTX fence.proxy.tensormap https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-membar
-//      PTX elect.sync https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-elect-sync
 #include <cuda.h>  // CUtensorMap (types only: the driver library is never linked)
 #include <cuda/ptx>
 
@@ -38,111 +36,20 @@
 #include "course/elect.cuh"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
+#include "course/stage_cursor.hpp"
 #include "course/wait.cuh"
-#include "tma_2d_tensor_map.hpp"  // TensorMapRequest, broken_tensor_map_rule(), encode_tiled()
+#include "tma_2d_model.hpp"  // the tensor map (request, rules, encode_tiled), the tile, the copy model
 
 namespace ptx = cuda::ptx;
 
 constexpr int kBlockThreads = 256;
-constexpr int kTileRows = 32;                                        // box height (rows)
-constexpr int kTileCols = 256;                                       // box width (floats): 1 KiB per row, the widest box
-constexpr int kTileElems = kTileRows * kTileCols;
-constexpr std::uint32_t kTileBytes = kTileElems * sizeof(float);     // 32 KiB per tile and per stage
-constexpr std::size_t kSmemAlign = 128;                              // TMA shared-memory boxes: 128-byte aligned
-constexpr int kMatrixCols = 16384;                                   // 64 KiB rows; --size sets the row count
-constexpr std::size_t kRowBytes = kMatrixCols * sizeof(float);
-constexpr int kPaddingCols = 3;               // padded variants use pitch - 3 floats per row: not a 16-byte multiple
-constexpr int kShiftCols = 4, kShiftRows = 3; // shifted variant: out[r][c] = modify(in[r - 3][c - 4])
-static_assert(kTileCols * sizeof(float) % 16 == 0, "TMA box rows (boxDim[0] x element size) are multiples of 16 bytes");
-static_assert(kTileCols <= 256 && kTileRows <= 256, "TMA boxes are at most 256 elements in every dimension");
+constexpr int kStages = 4;               // tiles in flight per block in the pipeline
+constexpr std::size_t kSmemAlign = 128;  // TMA shared-memory boxes: 128-byte aligned
+constexpr std::size_t kPipelineSmemBytes = kStages * std::size_t{kTileBytes} + kSmemAlign;  // + room to align stage 0
 static_assert(kTileElems % (4 * kBlockThreads) == 0, "every thread modifies the same number of float4 per tile");
-static_assert(kShiftCols * sizeof(float) % 16 == 0, "a box's start in dimension 0 is a multiple of 16 bytes");
 
-// ---- The problem: a row-major float matrix, every element doubled ---------------------------
-
-// `rows` x `cols` floats, consecutive rows `pitch_elems` floats apart (pitch_elems >= cols).
-struct MatrixView {
-  int rows;
-  int cols;
-  int pitch_elems;
-};
-
-/// [matrix_request]
-// The map of a matrix for this chapter's kernels: boxes of kTileRows x kTileCols floats.
-TensorMapRequest matrix_request(const float* gmem_matrix, const MatrixView& m) {
-  TensorMapRequest r;
-  r.data_type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  r.rank = 2;
-  r.global_address = gmem_matrix;
-  r.global_dim[0] = static_cast<std::uint64_t>(m.cols);  // innermost first: columns...
-  r.global_dim[1] = static_cast<std::uint64_t>(m.rows);  // ...then rows
-  r.global_strides[0] = static_cast<std::uint64_t>(m.pitch_elems) * sizeof(float);  // bytes from a row to the next
-  r.box_dim[0] = kTileCols;
-  r.box_dim[1] = kTileRows;
-  return r;  // element strides 1; no interleave, swizzle or L2 promotion; zero fill out of bounds
-}
-/// [matrix_request]
-
-__host__ __device__ inline float modify(float x) { return 2.0f * x; }  // exact: zero stays zero
-
-// The output tiles: tile t covers rows [y, y + kTileRows) and columns [x, x + kTileCols) of
-// the output; its input box starts shift_rows rows higher and shift_cols columns further left.
-struct TileGrid {
-  int tiles_x;
-  int num_tiles;
-  int shift_cols;
-  int shift_rows;
-};
-struct TileCoords {
-  int x, y;  // column, row of the top-left element
-};
-__host__ __device__ inline TileCoords tile_origin(const TileGrid& g, int tile) {
-  return {(tile % g.tiles_x) * kTileCols, (tile / g.tiles_x) * kTileRows};
-}
-inline TileGrid tile_grid(const MatrixView& m, bool shifted) {
-  const int tiles_x = (m.cols + kTileCols - 1) / kTileCols;
-  const int tiles_y = (m.rows + kTileRows - 1) / kTileRows;
-  return {tiles_x, tiles_x * tiles_y, shifted ? kShiftCols : 0, shifted ? kShiftRows : 0};
-}
-
-/// [tma_model]
-// What a tensor copy does, modelled on the host. A load of the box whose top-left element is
-// (x, y) reads the elements inside the matrix and fills the rest with zeros; x and y may be
-// negative. A store writes the box elements inside the matrix and drops the rest, except that
-// in dimension 0 it writes whole 16-byte granules: a row whose width is not a multiple of 16
-// bytes gets up to 12 bytes of its padding overwritten (seen on the H100; the guide is silent).
-constexpr int kStoreGranuleElems = 16 / sizeof(float);
-void load_box_model(const std::vector<float>& gmem, const MatrixView& m, int x, int y, float* box) {
-  for (int r = 0; r < kTileRows; ++r) {
-    for (int c = 0; c < kTileCols; ++c) {
-      const bool inside = y + r >= 0 && y + r < m.rows && x + c >= 0 && x + c < m.cols;
-      box[r * kTileCols + c] = inside ? gmem[std::size_t(y + r) * m.pitch_elems + (x + c)] : 0.0f;
-    }
-  }
-}
-void store_box_model(std::vector<float>& gmem, const MatrixView& m, int x, int y, const float* box) {
-  const int stored_cols = (m.cols + kStoreGranuleElems - 1) / kStoreGranuleElems * kStoreGranuleElems;
-  for (int r = 0; r < kTileRows && y + r < m.rows; ++r) {
-    for (int c = 0; c < kTileCols && x + c < stored_cols; ++c) {
-      gmem[std::size_t(y + r) * m.pitch_elems + (x + c)] = box[r * kTileCols + c];
-    }
-  }
-}
-/// [tma_model]
-
-// Host reference: every tile as the kernels do it. Elements no store reaches keep the poison.
-std::vector<float> reference(const std::vector<float>& in, const MatrixView& m, bool shifted) {
-  std::vector<float> out(in.size(), course::poison_value<float>());
-  std::vector<float> box(kTileElems);
-  const TileGrid grid = tile_grid(m, shifted);
-  for (int tile = 0; tile < grid.num_tiles; ++tile) {
-    const TileCoords at = tile_origin(grid, tile);
-    load_box_model(in, m, at.x - grid.shift_cols, at.y - grid.shift_rows, box.data());
-    for (float& v : box) v = modify(v);
-    store_box_model(out, m, at.x, at.y, box.data());
-  }
-  return out;
-}
+// The problem (tma_2d_model.hpp): a row-major float matrix, every element doubled, tile by tile.
+// reference() computes the expected output with the host model of a tensor copy.
 
 // ---- Device building blocks -----------------------------------------------------------------
 
@@ -181,9 +88,11 @@ __device__ void modify_tile(float* smem_tile) {
   }
 }
 
-// ---- One stage: the guide's kernel, per tile, with the map arriving three ways ----------------
+// ---- One stage: the guide's kernel, per tile ----------------------------------------------
 
 /// [one_stage]
+// One tile per block at a time, through one buffer. The lab calls it with the maps in
+// __constant__ and in global memory.
 __device__ void one_stage_tiles(const CUtensorMap* in_map, const CUtensorMap* out_map, const TileGrid& grid,
                                 bool is_leader) {
   __shared__ alignas(kSmemAlign) float smem_tile[kTileElems];  // [kTileRows][kTileCols]
@@ -194,10 +103,10 @@ __device__ void one_stage_tiles(const CUtensorMap* in_map, const CUtensorMap* ou
   }
   __syncthreads();  // ...and to every thread, before anyone waits on it
 
-  std::uint32_t phase = 0;
-  for (int tile = blockIdx.x; tile < grid.num_tiles; tile += gridDim.x, phase ^= 1u) {
+  course::StageCursor<1> cursor;  // one buffer: the stage stays 0, the phase flips every tile
+  for (int tile = blockIdx.x; tile < grid.num_tiles; tile += gridDim.x, cursor.advance()) {
     if (is_leader) load_tile(in_map, grid, tile, smem_tile, &full_bar);
-    course::bounded_wait_parity(&full_bar, phase, {"full", 0, phase});  // the box is in shared memory
+    course::bounded_wait_parity(&full_bar, cursor.phase, {"full", 0, cursor.phase});  // the box is in shared memory
     modify_tile(smem_tile);
     ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared become visible to the async proxy
     __syncthreads();                            // every thread's writes are fenced before the store starts
@@ -210,7 +119,7 @@ __device__ void one_stage_tiles(const CUtensorMap* in_map, const CUtensorMap* ou
 /// [one_stage]
 
 /// [grid_constant]
-// Preferred: the map is a kernel parameter. `const __grid_constant__` lets the kernel take the
+// The map is a kernel parameter. `const __grid_constant__` lets the kernel take the
 // parameter's address without the compiler copying it to local memory, where TMA cannot read it.
 __global__ void __launch_bounds__(kBlockThreads)
     grid_constant_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
@@ -219,104 +128,51 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 /// [grid_constant]
 
-/// [constant_memory]
-__constant__ CUtensorMap cmem_maps[2];  // [0] input, [1] output: written with cudaMemcpyToSymbol
-
-__global__ void __launch_bounds__(kBlockThreads) constant_memory_kernel(TileGrid grid) {
-  one_stage_tiles(&cmem_maps[0], &cmem_maps[1], grid, course::elect_tma_leader());
-}
-/// [constant_memory]
-
-/// [global_memory]
-__global__ void __launch_bounds__(kBlockThreads) global_memory_kernel(const CUtensorMap* gmem_maps, TileGrid grid) {
-  const bool is_leader = course::elect_tma_leader();
-  if (is_leader) {
-    // The maps were written through the generic proxy (a copy from the host); TMA reads them
-    // through the tensormap proxy. Acquire them for this thread, the only one that uses them;
-    // .sys because the writer was the host.
-    ptx::fence_proxy_tensormap_generic(ptx::sem_acquire, ptx::scope_sys, &gmem_maps[0], ptx::n32_t<128>{});
-    ptx::fence_proxy_tensormap_generic(ptx::sem_acquire, ptx::scope_sys, &gmem_maps[1], ptx::n32_t<128>{});
-  }
-  one_stage_tiles(&gmem_maps[0], &gmem_maps[1], grid, is_leader);
-}
-/// [global_memory]
-
 // ---- The pipeline: kStages tiles in flight per block, persistent over the tiles ---------------
 
-/// [cursor]
-// Which stage a tile uses and the parity of its round through the ring of stages.
-template <int kStages>
-struct StageCursor {
-  static_assert(kStages >= 1, "a ring needs at least one stage");
-  int stage = 0;
-  std::uint32_t phase = 0;
-  __host__ __device__ void advance() {
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1u;  // next round: each stage's barrier is one phase further on
-    }
-  }
-};
-/// [cursor]
-
 /// [pipeline_kernel]
-// kInOrder (pipeline_in_order): the leader takes each next tile from a counter in global memory
-// instead of the fixed deal, and records it for the stage (chapter 06, "Taking tiles in order").
-template <int kStages, bool kInOrder = false>
 __global__ void __launch_bounds__(kBlockThreads)
     pipeline_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
-                    TileGrid grid, unsigned long long* next_tile) {
+                    TileGrid grid) {
   // TUTORIAL: no "empty" barrier. A stage is free again when the TMA store of the tile it held
   // has read it, which only the thread that issued the store can wait for (wait_group_read).
   // So the leader refills stages itself, one tile late: after storing tile i it waits until at
   // most one store (tile i's) is still reading, and loads tile i - 1 + kStages into the stage
   // of tile i - 1. With one stage there is no earlier tile; it waits for tile i's own store.
   constexpr int kRefillLag = kStages > 1 ? 1 : 0;
-  // A recorded tile is written after the block sync of one iteration and read kStages - lag
-  // iterations later; the block sync of an iteration in between orders the two.
-  static_assert(!kInOrder || kStages - kRefillLag >= 2, "taking tiles in order needs at least 3 stages");
   extern __shared__ unsigned char smem_raw[];  // the runtime promises 16-byte alignment only
   float* smem_tiles = reinterpret_cast<float*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kSmemAlign - 1) / kSmemAlign * kSmemAlign);  // [kStages][kTileElems]
   __shared__ alignas(8) std::uint64_t full_bar[kStages];  // stage s holds a complete input tile
-  __shared__ int stage_tile[kStages];                      // in order: the tile in stage s (>= num_tiles: none)
   const bool is_leader = course::elect_tma_leader();
-  // Load number n of this block goes to stage n % kStages, and is consumed by iteration n.
-  // Dealt: it is tile blockIdx.x + n * gridDim.x, which every thread can compute. In order: the
-  // counter's next tile. With none left, a plain arrival completes the stage's phase so that
-  // the block sees the end.
+  // Load number n of this block is its n-th tile, dealt: tile blockIdx.x + n * gridDim.x, which
+  // every thread can compute. It goes to stage n % kStages and is consumed by iteration n.
   const auto dealt_tile = [&](int n) { return static_cast<int>(blockIdx.x) + n * static_cast<int>(gridDim.x); };
-  const auto take_and_load = [&](int n) {  // leader only
-    const int stage = n % kStages;
-    const int tile = kInOrder ? static_cast<int>(atomicAdd(next_tile, 1ull)) : dealt_tile(n);
-    if constexpr (kInOrder) stage_tile[stage] = tile;
-    if (tile >= grid.num_tiles) {
-      (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage]);
-      return;
+  const auto load_nth = [&](int n) {  // leader only; past the last tile there is nothing to load
+    if (dealt_tile(n) < grid.num_tiles) {
+      load_tile(&in_map, grid, dealt_tile(n), smem_tiles + (n % kStages) * kTileElems, &full_bar[n % kStages]);
     }
-    load_tile(&in_map, grid, tile, smem_tiles + stage * kTileElems, &full_bar[stage]);
   };
   if (is_leader) {
     for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // the leader's arrival
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // initialised barriers visible to TMA
-    for (int n = 0; n < kStages; ++n) take_and_load(n);
+    for (int n = 0; n < kStages; ++n) load_nth(n);
   }
-  __syncthreads();  // the barriers are initialised (and the first tiles recorded) before anyone waits
+  __syncthreads();  // the barriers are initialised before anyone waits on them
 
-  StageCursor<kStages> cursor;
-  for (int i = 0;; ++i, cursor.advance()) {
+  course::StageCursor<kStages> cursor;
+  for (int i = 0; dealt_tile(i) < grid.num_tiles; ++i, cursor.advance()) {
     float* smem_tile = smem_tiles + cursor.stage * kTileElems;
+    // The tile of this stage has landed (its phase of full_bar completed with the last byte).
     course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
-    const int tile = kInOrder ? stage_tile[cursor.stage] : dealt_tile(i);
-    if (tile >= grid.num_tiles) break;  // the same answer in every thread; a block's tiles only increase
     modify_tile(smem_tile);
     ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared become visible to the async proxy
     __syncthreads();                            // all writes fenced before the store; nobody reads the stage after
     if (is_leader) {
-      store_tile(&out_map, grid, tile, smem_tile);
+      store_tile(&out_map, grid, dealt_tile(i), smem_tile);
       if (i >= kRefillLag) {
         ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kRefillLag>{});  // the store of tile i - lag has read its stage
-        take_and_load(i - kRefillLag + kStages);                        // refill that stage
+        load_nth(i - kRefillLag + kStages);                             // refill that stage
       }
     }
   }
@@ -328,29 +184,16 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 // ---- Launchers and the variant table -------------------------------------------------------
 
-// The maps of one problem, in every place a kernel may look for them.
 struct TileMaps {
-  CUtensorMap in, out;                 // host copies: passed by value as __grid_constant__ parameters
-  const CUtensorMap* gmem = nullptr;   // [in, out] in global memory
+  CUtensorMap in, out;  // host copies, passed by value as __grid_constant__ parameters
 };
-
-/// [publish]
-// Copies the maps to __constant__ and to global memory. Done once per problem, not per launch:
-// the map is a description of the matrix, and it only changes when the matrix does.
-void publish_maps(TileMaps& maps, CUtensorMap* gmem_maps) {
-  const CUtensorMap both[2] = {maps.in, maps.out};
-  COURSE_CHECK(cudaMemcpyToSymbol(cmem_maps, both, sizeof(both)));
-  COURSE_CHECK(cudaMemcpy(gmem_maps, both, sizeof(both), cudaMemcpyHostToDevice));
-  maps.gmem = gmem_maps;
-}
-/// [publish]
 
 /// [launch]
 // A persistent grid: as many blocks as fit on the GPU at once, never more than tiles, and
 // at most `max_blocks` when that is not 0 (tests send many tiles through a few blocks).
 template <class Kernel, class... Args>
-void launch_persistent(Kernel kernel, std::size_t smem_bytes, const TileGrid& grid, unsigned max_blocks,
-                       const Args&... args) {
+void launch_resident(Kernel kernel, std::size_t smem_bytes, const TileGrid& grid, unsigned max_blocks,
+                     const Args&... args) {
   int device = 0, num_sms = 0, blocks_per_sm = 0;
   COURSE_CHECK(cudaGetDevice(&device));
   COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
@@ -364,45 +207,17 @@ void launch_persistent(Kernel kernel, std::size_t smem_bytes, const TileGrid& gr
   kernel<<<static_cast<unsigned>(blocks), kBlockThreads, smem_bytes>>>(args...);
   COURSE_CHECK_LAUNCH();
 }
-
-template <int kStages>
-constexpr std::size_t pipeline_smem_bytes() {
-  return kStages * std::size_t{kTileBytes} + kSmemAlign;  // + room to align the first stage
-}
 /// [launch]
 
 using Launch = void (*)(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks);
 
 void launch_grid_constant(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  launch_persistent(grid_constant_kernel, 0, grid, max_blocks, maps.in, maps.out, grid);
+  launch_resident(grid_constant_kernel, 0, grid, max_blocks, maps.in, maps.out, grid);
 }
-void launch_constant_memory(const TileMaps&, const TileGrid& grid, unsigned max_blocks) {
-  launch_persistent(constant_memory_kernel, 0, grid, max_blocks, grid);
-}
-void launch_global_memory(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  launch_persistent(global_memory_kernel, 0, grid, max_blocks, maps.gmem, grid);
-}
-template <int kStages>
 void launch_pipeline(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  unsigned long long* no_counter = nullptr;
-  launch_persistent(pipeline_kernel<kStages>, pipeline_smem_bytes<kStages>(), grid, max_blocks, maps.in, maps.out, grid,
-                    no_counter);
+  launch_resident(pipeline_kernel, kPipelineSmemBytes, grid, max_blocks, maps.in, maps.out, grid);
 }
 
-// pipeline_in_order's counter of taken tiles: zeroed by a memset on the same stream before each
-// launch (two launches running at once would each need their own).
-__device__ unsigned long long g_next_tile;
-
-template <int kStages>
-void launch_pipeline_in_order(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  unsigned long long* counter = nullptr;
-  COURSE_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&counter), g_next_tile));
-  COURSE_CHECK(cudaMemsetAsync(counter, 0, sizeof(*counter)));
-  launch_persistent(pipeline_kernel<kStages, true>, pipeline_smem_bytes<kStages>(), grid, max_blocks, maps.in,
-                    maps.out, grid, counter);
-}
-
-constexpr int kEdgeStages = 4;  // the pipeline depth of the edge-case variants
 struct Variant {
   const char* name;
   const char* summary;
@@ -413,79 +228,52 @@ struct Variant {
 const Variant kVariants[] = {
     {"grid_constant", "guide's kernel per tile, 1 stage; maps as const __grid_constant__ parameters",
      &launch_grid_constant},
-    {"constant_memory", "the same, maps in __constant__ memory (cudaMemcpyToSymbol)", &launch_constant_memory},
-    {"global_memory", "the same, maps in global memory + fence.proxy.tensormap acquire", &launch_global_memory},
-    {"pipeline_1stage", "persistent TMA pipeline, 1 stage of 32 KiB", &launch_pipeline<1>},
-    {"pipeline_2stage", "persistent TMA pipeline, 2 stages", &launch_pipeline<2>},
-    {"pipeline_3stage", "persistent TMA pipeline, 3 stages", &launch_pipeline<3>},
-    {"pipeline_4stage", "persistent TMA pipeline, 4 stages", &launch_pipeline<4>},
-    {"pipeline_in_order", "4 stages; each next tile taken in order from a global counter (chapter 06)",
-     &launch_pipeline_in_order<4>},
-    {"padded_rows", "4 stages; rows of pitch-3 floats padded to the pitch: edge boxes, clipped stores",
-     &launch_pipeline<kEdgeStages>, true},
-    {"shifted", "out[r][c] = 2 in[r-3][c-4] on padded rows: negative box starts, zero fill",
-     &launch_pipeline<kEdgeStages>, true, true},
+    {"pipeline", "persistent TMA pipeline, 4 stages of 32 KiB, tiles dealt to the blocks", &launch_pipeline},
+    {"shifted", "the pipeline, out[r][c] = 2 in[r-3][c-4] on rows of pitch-3 floats: zero fill, clipped stores",
+     &launch_pipeline, true, true},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
 
-// A matrix of `rows` x `pitch_elems` floats (input and poisoned output) and its tensor maps.
+// A matrix of `rows` x `pitch_elems` floats (input and poisoned output).
 struct Problem {
   Problem(int rows, int pitch_elems)
       : rows(rows), pitch_elems(pitch_elems), host_in(std::size_t(rows) * pitch_elems), gmem_in(host_in.size()),
-        gmem_out(host_in.size()), gmem_maps(2) {
+        gmem_out(host_in.size()) {
     course::fill_pattern(host_in);
     gmem_in.upload(host_in.data());
   }
-  MatrixView view(const Variant& v) const { return {rows, v.padded ? pitch_elems - kPaddingCols : pitch_elems, pitch_elems}; }
-  // Encodes the maps of both matrices for this variant's view and publishes them.
-  TileMaps maps(const Variant& v) {
-    TileMaps m{encode_tiled(matrix_request(gmem_in.data(), view(v))), encode_tiled(matrix_request(gmem_out.data(), view(v)))};
-    publish_maps(m, gmem_maps.data());
-    return m;
+  // The whole pitch, or pitch - kPaddingCols columns: rows that need their padding to be mapped.
+  MatrixView view(bool padded) const { return {rows, padded ? pitch_elems - kPaddingCols : pitch_elems, pitch_elems}; }
+  // The maps of input and output, encoded once per problem and view, not per launch.
+  TileMaps maps(const MatrixView& m) const {
+    return {encode_tiled(matrix_request(gmem_in.data(), m)), encode_tiled(matrix_request(gmem_out.data(), m))};
   }
   int rows, pitch_elems;
   std::vector<float> host_in;
   course::DeviceBuffer<float> gmem_in;
   course::GuardedOutput<float> gmem_out;
-  course::DeviceBuffer<CUtensorMap> gmem_maps;
 };
 
 // Poison, launch, synchronise, compare bit-exactly (padding and guard bands included).
 course::Comparison verify(const Variant& v, Problem& p, unsigned max_blocks = 0) {
-  const TileMaps maps = p.maps(v);
+  const MatrixView m = p.view(v.padded);
   p.gmem_out.poison();
-  v.launch(maps, tile_grid(p.view(v), v.shifted), max_blocks);
+  v.launch(p.maps(m), tile_grid(m, v.shifted), max_blocks);
   COURSE_CHECK(cudaDeviceSynchronize());
-  return p.gmem_out.check(reference(p.host_in, p.view(v), v.shifted), p.pitch_elems);
+  return p.gmem_out.check(reference(p.host_in, m, v.shifted), p.pitch_elems);
 }
 
 void run(const course::Options& opts, course::Report& report) {
   Problem problem(static_cast<int>(opts.size_bytes / kRowBytes), kMatrixCols);
   for (const Variant& v : kVariants) {
     if (!course::selected(opts, v.name)) continue;
-    const MatrixView m = problem.view(v);
-    const TileMaps maps = problem.maps(v);  // encoded once, outside the timed launches
+    const MatrixView m = problem.view(v.padded);
+    const TileMaps maps = problem.maps(m);  // encoded once, outside the timed launches
     course::check_and_time(
-        opts, report, v.name, [&] { return verify(v, problem); },
-        [&] { v.launch(maps, tile_grid(m, v.shifted), 0); },
+        opts, report, v.name, [&] { return verify(v, problem); }, [&] { v.launch(maps, tile_grid(m, v.shifted), 0); },
         2 * std::size_t(m.rows) * m.cols * sizeof(float));  // each element read once and written once
   }
-}
-
-// What runs without a GPU: the tile, and the rule check on the maps this program encodes.
-void print_host_model(std::ostream& out) {
-  out << "tile: " << kTileRows << " x " << kTileCols << " floats (" << kTileBytes / 1024 << " KiB), " << kBlockThreads
-      << " threads per block, pipelines of 1-4 stages (up to " << 4 * kTileBytes / 1024 << " KiB of shared memory)\n";
-  const float* aligned = reinterpret_cast<const float*>(std::uintptr_t{1} << 20);  // any 16-byte aligned address
-  auto show = [&](const char* what, const MatrixView& m) {
-    const std::optional<std::string> broken = broken_tensor_map_rule(matrix_request(aligned, m));
-    out << "  " << what << ": " << m.rows << " x " << m.cols << " floats, row pitch " << m.pitch_elems * sizeof(float)
-        << " B -> " << (broken ? "rejected: " + *broken : std::string("tensor map ok")) << '\n';
-  };
-  show("1 GiB matrix", {16384, kMatrixCols, kMatrixCols});
-  show("rows of 1001 floats, packed", {999, 1001, 1001});
-  show("rows of 1001 floats, padded", {999, 1001, 1004});
 }
 
 course::ChapterInfo chapter_info() {
@@ -494,18 +282,22 @@ course::ChapterInfo chapter_info() {
   info.title = "07 tma_2d: 2D tiles through a tensor map (cp.async.bulk.tensor)";
   info.explanation =
       "A float matrix with 16384-float rows (--size sets the row count) is doubled tile by tile: TMA\n"
-      "loads 32 x 256 boxes into shared memory and stores them back. The map reaches the kernel as\n"
-      "a __grid_constant__ parameter, in __constant__ memory or in global memory; a persistent\n"
-      "pipeline keeps 1-4 tiles in flight; edge variants use padded rows and negative box starts.";
+      "loads 32 x 256 boxes into shared memory and stores them back. The map reaches the kernel as a\n"
+      "__grid_constant__ parameter; a persistent pipeline keeps 4 tiles in flight per block; the\n"
+      "shifted variant uses padded rows and negative box starts.";
   info.requirement = {9, 0, false, "cp.async.bulk.tensor (TMA)"};
   info.verify_bytes = 64u << 20;
   info.bench_bytes = 1u << 30;
   info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
-    if (bytes % kRowBytes != 0) return "--size must be a whole number of 64 KiB rows (16384 floats)";
+    if (bytes == 0 || bytes % kRowBytes != 0) return "--size must be a whole number of 64 KiB rows (16384 floats)";
     if (bytes / kRowBytes > (1u << 24)) return "--size must be at most 16 Mi rows (1 TiB)";
     return std::nullopt;
   };
-  info.host_model = print_host_model;
+  info.host_model = [](std::ostream& out) {
+    out << kBlockThreads << " threads per block; the pipeline: " << kStages << " stages, "
+        << kPipelineSmemBytes / 1024 << " KiB of shared memory per block\n";
+    print_map_model(out);
+  };
   return info;
 }
 

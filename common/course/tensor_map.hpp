@@ -1,7 +1,7 @@
 /// @file
 /// @brief Tensor maps for TMA: the request, its rules checked on the host, and the driver call.
 ///
-/// Chapter 07 (07_tma_2d/tma_2d_tensor_map.hpp) teaches this code argument by argument; later
+/// Chapter 07 (07_tma_2d/tma_2d_model.hpp) teaches this code argument by argument; later
 /// chapters use it as plumbing from here. The two copies must agree: chapter 07's tests check
 /// that they report the same broken rules and encode the same CUtensorMap bytes.
 /// cuTensorMapEncodeTiled is looked up through cudaGetDriverEntryPointByVersion, so nothing
