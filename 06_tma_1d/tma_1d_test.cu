@@ -1,23 +1,31 @@
-// Tests for 06_tma_1d: the host rules for bulk copies, the tile plan and the stage cursor; what
-// each kernel compiles to for compute_90 (which copy cuda::memcpy_async really issues); every
-// variant bit-exact on the GPU at awkward sizes and in place; rings of 1-4 stages and the largest
-// shared-memory ring; requests that break a rule refused before launch; a wrong byte count diagnosed.
-#include "tma_1d.cu"
+// Tests for 06_tma_1d, lesson, lab and model: the host rules for bulk copies, the tile and ring
+// plans and the stage cursor (model); what each kernel compiles to for compute_90 (which copy
+// cuda::memcpy_async really issues) and, where cuobjdump can read it, for sm_90; every variant of
+// lesson and lab bit-exact on the GPU at awkward sizes and in place; rings of 1-4 stages, dealt
+// and in order, and the largest shared-memory ring; requests that break a rule refused before
+// launch; the chapter's election against the library's; a wrong byte count diagnosed.
+#include "tma_1d_lab.cu"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+#include <sstream>
 #include <string>
 
+#include "course/codegen.hpp"
 #include "course/elect.cuh"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
 
+using Launch = decltype(Variant::launch);  // one launcher signature for lesson and lab
+
 namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// ---- The problem and the tile plan ----------------------------------------------------------
+// ---- The problem and the command line ---------------------------------------------------------
 
 TEST(HostTma1d, ModifyIsThreeXPlusOneModuloTwoToThe32) {
   EXPECT_EQ(modify(0u), 1u);
@@ -35,7 +43,43 @@ TEST(HostTma1d, SizeRuleAsksForSixteenByteUnits) {
   ASSERT_TRUE(info.size_rule(4100));
   EXPECT_TRUE(contains(*info.size_rule(4100), "multiple of 16 bytes"));
   EXPECT_NE(info.verify_bytes % kTileBytes, 0u) << "the default run should exercise a ragged last tile";
+  EXPECT_NE(info.verify_bytes % kStageBytes, 0u) << "... in the ring too";
 }
+
+TEST(HostTma1d, TheLabTakesTheLessonsCommandLine) {
+  const course::ChapterInfo lesson = chapter_info(), lab = lab::chapter_info();
+  EXPECT_STREQ(lesson.program, "tma_1d");
+  EXPECT_STREQ(lab.program, "tma_1d_lab");
+  EXPECT_EQ(lab.verify_bytes, lesson.verify_bytes);
+  EXPECT_EQ(lab.bench_bytes, lesson.bench_bytes);
+  EXPECT_EQ(lab.requirement.major, 9);
+  ASSERT_TRUE(lab.size_rule(4100));
+  EXPECT_EQ(*lab.size_rule(4100), *lesson.size_rule(4100));
+}
+
+// Names as --variant takes them: unique within a program.
+template <class Table>
+std::vector<std::string> unique_names(const Table& table) {
+  std::vector<std::string> names;
+  for (const Variant& v : table) {
+    EXPECT_EQ(std::find(names.begin(), names.end(), v.name), names.end()) << v.name << " twice";
+    names.push_back(v.name);
+  }
+  return names;
+}
+
+TEST(HostTma1d, LessonAndLabVariantNamesAreUniquePerProgram) {
+  EXPECT_EQ(unique_names(kVariants).size(), 4u) << "a lesson has at most 4 variants";
+  const std::vector<std::string> names = unique_names(lab::kVariants);
+  // Everything measured before the lesson and the lab were split is still measured in one of them.
+  for (const char* name : {"memcpy_async_global_barrier", "memcpy_async_align4", "memcpy_async_bytes",
+                           "prefetch_1_stage", "prefetch_2_stages", "prefetch_3_stages", "prefetch_4_stages",
+                           "in_order_3_stages", "in_order_4_stages"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
+}
+
+// ---- The tile plan ------------------------------------------------------------------------------
 
 TEST(HostTiles, RaggedEndIsOneSmallerLegalCopy) {
   const std::size_t num_bytes = 3 * kTileBytes + 48;
@@ -55,6 +99,17 @@ TEST(HostTiles, WholeTilesAndTinyArrays) {
   EXPECT_EQ(tile_bytes_of(3, 4 * kStageBytes, kStageBytes), kStageBytes);
   EXPECT_EQ(num_tiles_of(16, kTileBytes), 1u);
   EXPECT_EQ(tile_bytes_of(0, 16, kTileBytes), 16u);
+}
+
+TEST(HostTiles, ALegalTileIsWholeSixteenByteUnitsWithinOnePhase) {
+  EXPECT_TRUE(is_legal_tile(16));
+  EXPECT_TRUE(is_legal_tile(kTileBytes));
+  EXPECT_TRUE(is_legal_tile(kStageBytes));
+  EXPECT_TRUE(is_legal_tile(kMaxTxBytes / 16 * 16)) << "the largest tile one barrier phase can count";
+  EXPECT_FALSE(is_legal_tile(0));
+  EXPECT_FALSE(is_legal_tile(8)) << "not whole 16-byte units";
+  EXPECT_FALSE(is_legal_tile(std::size_t{1} << 20)) << "1 MiB is one byte more than a phase counts";
+  EXPECT_EQ(kMaxTxBytes, (std::size_t{1} << 20) - 1);
 }
 
 // ---- The rules checked on the host -----------------------------------------------------------
@@ -98,10 +153,13 @@ TEST(HostBulkCopyRules, RequireThrowsAUsageError) {
   EXPECT_NO_THROW(require_bulk_copy_rules(at(0x10000), at(0x20000), 4096));
 }
 
+// ---- The ring's shared-memory plan -----------------------------------------------------------
+
 TEST(HostSmemPlan, RingMustFitTheOptInMaximum) {
   constexpr std::size_t kH100OptIn = 232448;  // 227 KiB, cudaDevAttrMaxSharedMemoryPerBlockOptin on H100/H200
   EXPECT_FALSE(smem_plan_problem(prefetch_smem_bytes(4, kStageBytes), kH100OptIn));
   EXPECT_FALSE(smem_plan_problem(prefetch_smem_bytes(4, 56 * 1024), kH100OptIn));
+  EXPECT_FALSE(smem_plan_problem(0, kH100OptIn)) << "the single-stage kernels use no dynamic shared memory";
   const auto broken = smem_plan_problem(prefetch_smem_bytes(4, 64 * 1024), kH100OptIn);
   ASSERT_TRUE(broken);
   EXPECT_TRUE(contains(*broken, "262176 bytes")) << *broken;
@@ -110,18 +168,40 @@ TEST(HostSmemPlan, RingMustFitTheOptInMaximum) {
 
 TEST(HostSmemPlan, TilesComeFirstThenEightByteBarriers) {
   EXPECT_EQ(prefetch_smem_bytes(2, kStageBytes), 2 * kStageBytes + 16);
+  EXPECT_EQ(kRingSmemBytes, 4 * kStageBytes + 32) << "the lesson's ring";
   EXPECT_EQ(kStageBytes % kBulkAlignBytes, 0u) << "every stage starts 16-byte aligned";
   EXPECT_EQ((4 * kStageBytes) % alignof(std::uint64_t), 0u) << "the barriers after the tiles are 8-byte aligned";
 }
 
-// ---- The stage cursor -------------------------------------------------------------------------
+TEST(HostSmemPlan, BlocksPerSmOnNinePointZeroForOneToFourStages) {
+  // The table of the chapter page: 6, 3, 2 and 1 blocks of 1, 2, 3 and 4 stages of 32 KiB.
+  EXPECT_EQ(ring_blocks_per_sm_90(prefetch_smem_bytes(1, kStageBytes)), 6u);
+  EXPECT_EQ(ring_blocks_per_sm_90(prefetch_smem_bytes(2, kStageBytes)), 3u);
+  EXPECT_EQ(ring_blocks_per_sm_90(prefetch_smem_bytes(3, kStageBytes)), 2u);
+  EXPECT_EQ(ring_blocks_per_sm_90(prefetch_smem_bytes(4, kStageBytes)), 1u);
+}
 
-template <int kStages>
+TEST(HostSmemPlan, TheHostModelPrintsTheRulesTheWaitsAndThePlan) {
+  std::ostringstream out;
+  print_host_model<kStages>(out, kStageBytes);
+  const std::string text = out.str();
+  EXPECT_TRUE(contains(text, "at most 1048575 bytes per barrier phase")) << text;
+  EXPECT_TRUE(contains(text, "1025 elements, 4100 bytes")) << text;
+  EXPECT_TRUE(contains(text, "0/0 1/0 2/0 3/0 0/1 1/1 2/1 3/1 0/0 1/0")) << text;
+  EXPECT_TRUE(contains(text, "ring of 4 x 32 KiB: 131104 bytes per block, 1 block per SM on 9.0, up to 128 KiB"))
+      << text;
+  EXPECT_TRUE(contains(text, "ring of 1 x 32 KiB: 32776 bytes per block, 6 blocks per SM on 9.0, up to 192 KiB"))
+      << text;
+}
+
+// ---- The stage cursor the rings use (course::StageCursor) --------------------------------------
+
+template <int kRingStages>
 void expect_cursor_sequence() {
-  StageCursor<kStages> cursor;
+  course::StageCursor<kRingStages> cursor;
   for (int k = 0; k < 20; ++k, cursor.advance()) {
-    ASSERT_EQ(cursor.stage, k % kStages) << kStages << " stages, tile " << k;
-    ASSERT_EQ(cursor.phase, static_cast<std::uint32_t>((k / kStages) & 1)) << kStages << " stages, tile " << k;
+    ASSERT_EQ(cursor.stage, k % kRingStages) << kRingStages << " stages, tile " << k;
+    ASSERT_EQ(cursor.phase, static_cast<std::uint32_t>((k / kRingStages) & 1)) << kRingStages << " stages, tile " << k;
   }
 }
 
@@ -133,37 +213,54 @@ TEST(HostStageCursor, ParityFlipsOncePerRoundForOneToFourStages) {
 }
 
 // ---- What the compiler emits for compute_90 (PTX generated by the build) -------------------
+//
+// The instructions, and the H100 machine code they become:
+//   cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes  the library's bulk load
+//     (cuda::memcpy_async, memcpy_async_tx); ...shared::cta... is cuda::ptx's. SASS UBLKCP.S.G
+//   cp.async.bulk.global.shared::cta.bulk_group   the bulk store, SASS UBLKCP.G.S
+//   cp.async.bulk.commit_group / wait_group.read  the store's bulk async-group (commit: UTMACMDFLUSH)
+//   fence.proxy.async.shared::cta                 generic-proxy writes visible to the async proxy
+//                                                 (FENCE.VIEW.ASYNC.S)
+//   fence.mbarrier_init.release.cluster           the barrier's init visible to the async proxy
+//   mbarrier.expect_tx                            the library announcing bytes without arriving
+//   mbarrier.arrive.expect_tx                     an arrival that carries bytes (SYNCS.ARRIVE.TRANS...)
+//   mbarrier.try_wait.parity                      a wait by phase parity (SYNCS.PHASECHK.TRANS...)
+//   elect.sync                                    one lane elected, known to the compiler (ELECT)
+//   cp.async.cg / cp.async.ca (LDGSTS)            what cuda::memcpy_async falls back to
 
 class HostCodegen : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { ptx_ = course::read_text_file(COURSE_PTX_DIR "/tma_1d.compute_90.ptx"); }
-  // From a kernel's .entry line to the next kernel's: the cuda::ptx wrappers emit inline-asm
-  // blocks whose closing brace starts a line, which ends course::ptx_kernel_body too early.
-  static std::string kernel(const char* name) {
-    std::size_t pos = 0;
-    while ((pos = ptx_.find(".entry ", pos)) != std::string::npos) {
-      const std::size_t line_end = ptx_.find('\n', pos);
-      if (ptx_.substr(pos, line_end - pos).find(name) != std::string::npos) {
-        return ptx_.substr(pos, ptx_.find(".entry ", line_end) - pos);
-      }
-      pos = line_end;
-    }
-    ADD_FAILURE() << "no kernel " << name << " in " << COURSE_PTX_DIR "/tma_1d.compute_90.ptx";
-    return "";
+  static void SetUpTestSuite() {
+    lesson_ = course::chapter_ptx("tma_1d", "90");
+    lab_ = course::chapter_ptx("tma_1d_lab", "90");
   }
-  static inline std::string ptx_;
+  // A kernel of the lesson by its mangled name part (e.g. "19memcpy_async_kernel"), or of the lab.
+  static std::string lesson_kernel(const std::string& name_part) { return body(lesson_, "tma_1d", name_part); }
+  static std::string lab_kernel(const std::string& name_part) { return body(lab_, "tma_1d_lab", name_part); }
+  static std::string body(const std::string& ptx, const std::string& program, const std::string& name_part) {
+    EXPECT_FALSE(ptx.empty()) << "no " << program << ".compute_90.ptx in " << COURSE_PTX_DIR;
+    const std::string k = course::ptx_kernel_body(ptx, name_part);
+    EXPECT_FALSE(k.empty()) << "no kernel " << name_part << " in " << program << ".compute_90.ptx";
+    return k;
+  }
+  static inline std::string lesson_, lab_;
 };
 
 constexpr const char* kLoadBulkCluster = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes";
 constexpr const char* kLoadBulkCta = "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes";
-const char* const kAllKernels[] = {
-    "memcpy_async_kernelILm16ELb0E", "memcpy_async_kernelILm16ELb1E", "memcpy_async_kernelILm4ELb0E",
-    "memcpy_async_kernelILm1ELb0E",  "memcpy_async_tx_kernel",        "cp_async_bulk_kernel",
-    "prefetch_kernelILi1E",          "prefetch_kernelILi2E",          "prefetch_kernelILi3E",
-    "prefetch_kernelILi4E"};
+const char* const kLessonKernels[] = {"19memcpy_async_kernel", "22memcpy_async_tx_kernel", "20cp_async_bulk_kernel",
+                                     "24prefetch_in_order_kernel"};
+const char* const kLabKernels[] = {
+    "memcpy_async_fallback_kernelILm16ELb1E", "memcpy_async_fallback_kernelILm4ELb0E",
+    "memcpy_async_fallback_kernelILm1ELb0E",  "prefetch_kernelILi1E",
+    "prefetch_kernelILi2E",                   "prefetch_kernelILi3E",
+    "prefetch_kernelILi4E",                   "in_order_kernelILi2E",
+    "in_order_kernelILi3E"};
+const char* const kLabRings[] = {"prefetch_kernelILi1E", "prefetch_kernelILi2E", "prefetch_kernelILi3E",
+                                 "prefetch_kernelILi4E", "in_order_kernelILi2E", "in_order_kernelILi3E"};
 
 TEST_F(HostCodegen, MemcpyAsyncWithASharedMemoryBarrierIsABulkCopy) {
-  const std::string k = kernel("memcpy_async_kernelILm16ELb0E");
+  const std::string k = lesson_kernel("19memcpy_async_kernel");
   EXPECT_TRUE(contains(k, kLoadBulkCluster));
   EXPECT_TRUE(contains(k, "mbarrier.expect_tx")) << "the library announces the bytes itself";
   EXPECT_FALSE(contains(k, "cp.async.cg"));
@@ -171,7 +268,7 @@ TEST_F(HostCodegen, MemcpyAsyncWithASharedMemoryBarrierIsABulkCopy) {
 }
 
 TEST_F(HostCodegen, MemcpyAsyncWithABarrierInGlobalMemoryIsBlockingLdgsts) {
-  const std::string k = kernel("memcpy_async_kernelILm16ELb1E");
+  const std::string k = lab_kernel("memcpy_async_fallback_kernelILm16ELb1E");
   EXPECT_TRUE(contains(k, "cp.async.cg.shared.global"));
   EXPECT_TRUE(contains(k, ", 16, 16;"));
   EXPECT_TRUE(contains(k, "cp.async.wait_all")) << "the copying thread waits for its own copies";
@@ -180,7 +277,7 @@ TEST_F(HostCodegen, MemcpyAsyncWithABarrierInGlobalMemoryIsBlockingLdgsts) {
 }
 
 TEST_F(HostCodegen, MemcpyAsyncWithFourByteAlignmentIsLdgstsThroughL1) {
-  const std::string k = kernel("memcpy_async_kernelILm4ELb0E");
+  const std::string k = lab_kernel("memcpy_async_fallback_kernelILm4ELb0E");
   EXPECT_TRUE(contains(k, "cp.async.ca.shared.global"));
   EXPECT_TRUE(contains(k, ", 4, 4;"));
   EXPECT_TRUE(contains(k, "cp.async.mbarrier.arrive.shared.b64")) << "completion through the barrier, no .noinc";
@@ -188,7 +285,7 @@ TEST_F(HostCodegen, MemcpyAsyncWithFourByteAlignmentIsLdgstsThroughL1) {
 }
 
 TEST_F(HostCodegen, MemcpyAsyncWithUnknownAlignmentIsASynchronousByteLoop) {
-  const std::string k = kernel("memcpy_async_kernelILm1ELb0E");
+  const std::string k = lab_kernel("memcpy_async_fallback_kernelILm1ELb0E");
   EXPECT_TRUE(contains(k, "ld.global.u8"));
   EXPECT_TRUE(contains(k, "st.shared.u8"));
   EXPECT_FALSE(contains(k, "cp.async.ca"));
@@ -197,50 +294,107 @@ TEST_F(HostCodegen, MemcpyAsyncWithUnknownAlignmentIsASynchronousByteLoop) {
 }
 
 TEST_F(HostCodegen, MemcpyAsyncTxLeavesTheBytesToTheArrival) {
-  const std::string k = kernel("memcpy_async_tx_kernel");
+  const std::string k = lesson_kernel("22memcpy_async_tx_kernel");
   EXPECT_TRUE(contains(k, kLoadBulkCluster));
   EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64"));
   EXPECT_FALSE(contains(k, "mbarrier.expect_tx")) << "no separate expect-tx: the arrival carries the bytes";
 }
 
 TEST_F(HostCodegen, CpAsyncBulkHasOneArrivalWithBytesAndParityWaits) {
-  const std::string k = kernel("cp_async_bulk_kernel");
+  const std::string k = lesson_kernel("20cp_async_bulk_kernel");
   EXPECT_TRUE(contains(k, kLoadBulkCta));
   EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64"));
   EXPECT_TRUE(contains(k, "mbarrier.try_wait.parity.shared::cta.b64"));
   EXPECT_FALSE(contains(k, "mbarrier.arrive.shared")) << "no arrival without bytes: count 1";
-  for (const char* ring :
-       {"prefetch_kernelILi1E", "prefetch_kernelILi2E", "prefetch_kernelILi3E", "prefetch_kernelILi4E"}) {
-    const std::string r = kernel(ring);
+  for (const char* ring : kLabRings) {
+    const std::string r = lab_kernel(ring);
     EXPECT_TRUE(contains(r, kLoadBulkCta)) << ring;
+    EXPECT_TRUE(contains(r, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << ring;
     EXPECT_TRUE(contains(r, "mbarrier.try_wait.parity.shared::cta.b64")) << ring;
   }
 }
 
-TEST_F(HostCodegen, EveryKernelWritesBackThroughAFencedBulkStore) {
-  for (const char* name : kAllKernels) {
-    const std::string k = kernel(name);
-    const std::size_t fence = k.find("fence.proxy.async.shared::cta");
-    const std::size_t sync = k.find("bar.sync", fence == std::string::npos ? 0 : fence);
-    const std::size_t store = k.find("cp.async.bulk.global.shared::cta.bulk_group");
-    ASSERT_NE(fence, std::string::npos) << name;
-    ASSERT_NE(store, std::string::npos) << name;
-    EXPECT_LT(fence, sync) << name << ": the fence comes before the block sync";
-    EXPECT_LT(sync, store) << name << ": the block sync comes before the store";
-    EXPECT_TRUE(contains(k, "cp.async.bulk.commit_group")) << name;
-    EXPECT_TRUE(contains(k, "cp.async.bulk.wait_group.read 0")) << name;
+TEST_F(HostCodegen, PrefetchInOrderTakesTilesFromACounterAndEndsWithAPlainArrival) {
+  const std::string k = lesson_kernel("24prefetch_in_order_kernel");
+  EXPECT_TRUE(contains(k, kLoadBulkCta));
+  EXPECT_TRUE(contains(k, "atom.global.add.u64")) << "the next tile comes from the counter in global memory";
+  EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << "a tile: bytes announced";
+  EXPECT_TRUE(contains(k, "mbarrier.arrive.release.cta.shared::cta.b64")) << "none left: an arrival without bytes";
+  EXPECT_TRUE(contains(k, "mbarrier.try_wait.parity.shared::cta.b64"));
+  EXPECT_FALSE(contains(k, "cp.async.cg")) << "no LDGSTS in a TMA ring";
+  EXPECT_TRUE(contains(lab_kernel("in_order_kernelILi3E"), "atom.global.add.u64"));
+  EXPECT_FALSE(contains(lab_kernel("prefetch_kernelILi4E"), "atom.global")) << "the dealt ring needs no counter";
+}
+
+TEST_F(HostCodegen, NoLessonKernelFallsBackToLdgsts) {
+  for (const char* name : kLessonKernels) {
+    const std::string k = lesson_kernel(name);
+    EXPECT_FALSE(contains(k, "cp.async.ca")) << name;
+    EXPECT_FALSE(contains(k, "cp.async.cg")) << name;
+    EXPECT_FALSE(contains(k, "ld.global.u8")) << name;
+    EXPECT_TRUE(contains(k, "cp.async.bulk.shared::")) << name << ": every load is a bulk copy";
   }
 }
 
+// Every kernel's write-back: proxy fence, then block sync, then the bulk store, committed and waited for.
+void expect_fenced_bulk_store(const std::string& k, const char* name) {
+  const std::size_t fence = k.find("fence.proxy.async.shared::cta");
+  const std::size_t sync = k.find("bar.sync", fence == std::string::npos ? 0 : fence);
+  const std::size_t store = k.find("cp.async.bulk.global.shared::cta.bulk_group");
+  ASSERT_NE(fence, std::string::npos) << name;
+  ASSERT_NE(store, std::string::npos) << name;
+  EXPECT_LT(fence, sync) << name << ": the fence comes before the block sync";
+  EXPECT_LT(sync, store) << name << ": the block sync comes before the store";
+  EXPECT_TRUE(contains(k, "cp.async.bulk.commit_group")) << name;
+  EXPECT_TRUE(contains(k, "cp.async.bulk.wait_group.read 0")) << name;
+}
+
+TEST_F(HostCodegen, EveryKernelWritesBackThroughAFencedBulkStore) {
+  for (const char* name : kLessonKernels) expect_fenced_bulk_store(lesson_kernel(name), name);
+  for (const char* name : kLabKernels) expect_fenced_bulk_store(lab_kernel(name), name);
+}
+
 TEST_F(HostCodegen, LeadersAreElectedAndBarrierInitIsFenced) {
-  for (const char* name : kAllKernels) {
-    const std::string k = kernel(name);
+  for (const char* name : kLessonKernels) {
+    const std::string k = lesson_kernel(name);
+    EXPECT_TRUE(contains(k, "elect.sync")) << name;
+    EXPECT_TRUE(contains(k, "fence.mbarrier_init.release.cluster")) << name;
+  }
+  for (const char* name : kLabKernels) {
+    const std::string k = lab_kernel(name);
     EXPECT_TRUE(contains(k, "elect.sync")) << name;
     EXPECT_TRUE(contains(k, "fence.mbarrier_init.release.cluster")) << name;
   }
 }
 
-// ---- On the GPU: every variant --------------------------------------------------------------
+// ---- The H100's machine code (sm_90), where cuobjdump can read it ---------------------------
+
+TEST_F(HostCodegen, MachineCodeHasTheBulkCopiesTheirGroupsFencesBarriersAndElection) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  const std::string cp_async_bulk = course::sass_kernel_body(sass, "20cp_async_bulk_kernel");
+  ASSERT_FALSE(cp_async_bulk.empty()) << "no cp_async_bulk_kernel in the sm_90 machine code";
+  for (const char* pattern : {"UBLKCP\\.S\\.G", "UBLKCP\\.G\\.S", "UTMACMDFLUSH", "FENCE\\.VIEW\\.ASYNC\\.S",
+                              "SYNCS\\.ARRIVE\\.TRANS", "SYNCS\\.PHASECHK\\.TRANS", "ELECT"}) {
+    EXPECT_GE(course::count_matches(cp_async_bulk, pattern), 1) << pattern;
+  }
+  const std::string memcpy_async = course::sass_kernel_body(sass, "19memcpy_async_kernel");
+  ASSERT_FALSE(memcpy_async.empty()) << "no memcpy_async_kernel in the sm_90 machine code";
+  EXPECT_GE(course::count_matches(memcpy_async, "UBLKCP\\.S\\.G"), 1) << "cuda::memcpy_async issues a bulk copy";
+  const std::string ring = course::sass_kernel_body(sass, "24prefetch_in_order_kernel");
+  ASSERT_FALSE(ring.empty()) << "no prefetch_in_order_kernel in the sm_90 machine code";
+  EXPECT_GE(course::count_matches(ring, "UBLKCP\\.S\\.G"), 1);
+  EXPECT_GE(course::count_matches(ring, "UBLKCP\\.G\\.S"), 1);
+}
+
+TEST_F(HostCodegen, MachineCodeOfTheGlobalBarrierFallbackIsSixteenByteLdgsts) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  const std::string k = course::sass_kernel_body(sass, "memcpy_async_fallback_kernelILm16ELb1E");
+  ASSERT_FALSE(k.empty()) << "no memcpy_async_fallback_kernel<16, true> in the sm_90 machine code";
+  EXPECT_GE(course::count_matches(k, "LDGSTS\\.E\\.BYPASS\\.128"), 1);
+  EXPECT_EQ(course::count_matches(k, "UBLKCP\\.S\\.G"), 0) << "no bulk load without a shared-memory barrier";
+}
+
+// ---- On the GPU: every variant of the lesson and of the lab -----------------------------------
 
 class Sm90_Tma1d : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
  protected:
@@ -271,6 +425,7 @@ TEST_P(Sm90_Tma1d, InPlace) {
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
 }
 
+// For the in-order rings also: the counter starts at zero on every launch.
 TEST_P(Sm90_Tma1d, RepeatedRunsGiveTheSameBits) {
   Problem problem(elems(33 * GetParam().tile_bytes));
   for (int run = 0; run < 3; ++run) {
@@ -293,37 +448,52 @@ TEST_P(Sm90_Tma1d, BrokenRulesAreRefusedBeforeAnythingIsLaunched) {
   EXPECT_EQ(result.untouched, problem.num_elems) << "a refused request must not write anything";
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, Sm90_Tma1d, ::testing::ValuesIn(kVariants),
-                         [](const auto& info) { return std::string(info.param.name); });
+const auto kVariantName = [](const auto& info) { return std::string(info.param.name); };
+INSTANTIATE_TEST_SUITE_P(Lesson, Sm90_Tma1d, ::testing::ValuesIn(kVariants), kVariantName);
+INSTANTIATE_TEST_SUITE_P(Lab, Sm90_Tma1d, ::testing::ValuesIn(lab::kVariants), kVariantName);
 
-// ---- On the GPU: ring sizes -------------------------------------------------------------------
+// ---- On the GPU: ring sizes (the lab's rings, dealt and in order) ------------------------------
 
 class Sm90_Tma1dRing : public course::GpuTest {
  protected:
   Sm90_Tma1dRing() : GpuTest(chapter_info().requirement) {}
-  template <int kStages, std::size_t kStageTileBytes>
-  void expect_ring_correct() {
-    for (const std::size_t num_bytes : {kStageTileBytes, 3 * kStageTileBytes + 32, 1000 * kStageTileBytes + 4080}) {
+  static void expect_correct(const char* what, Launch launch, std::size_t stage_bytes) {
+    for (const std::size_t num_bytes : {stage_bytes, 3 * stage_bytes + 32, 1000 * stage_bytes + 4080}) {
       Problem problem(num_bytes / sizeof(std::uint32_t));
-      const Variant ring{"ring", "", &launch_ring<kStages, kStageTileBytes>, kStageTileBytes};
+      const Variant ring{what, "", launch, stage_bytes};
       const course::Comparison result = verify(ring, problem);
-      EXPECT_TRUE(result.ok()) << kStages << " x " << kStageTileBytes << " bytes, array of " << num_bytes
-                               << " bytes: " << result.summary() << '\n'
+      EXPECT_TRUE(result.ok()) << what << ", array of " << num_bytes << " bytes: " << result.summary() << '\n'
                                << result.first;
     }
+  }
+  template <int kRingStages, std::size_t kStageTileBytes>
+  static void expect_dealt_ring_correct() {
+    expect_correct("dealt ring", &lab::launch_prefetch<kRingStages, kStageTileBytes>, kStageTileBytes);
+  }
+  template <int kRingStages, std::size_t kStageTileBytes>
+  static void expect_in_order_ring_correct() {
+    expect_correct("in-order ring", &lab::launch_in_order<kRingStages, kStageTileBytes>, kStageTileBytes);
   }
 };
 
 TEST_F(Sm90_Tma1dRing, OneToFourStages) {
-  expect_ring_correct<1, kStageBytes>();
-  expect_ring_correct<2, kStageBytes>();
-  expect_ring_correct<3, kStageBytes>();
-  expect_ring_correct<4, kStageBytes>();
+  expect_dealt_ring_correct<1, kStageBytes>();
+  expect_dealt_ring_correct<2, kStageBytes>();
+  expect_dealt_ring_correct<3, kStageBytes>();
+  expect_dealt_ring_correct<4, kStageBytes>();
 }
 
 TEST_F(Sm90_Tma1dRing, SmallStagesManyBlocksPerSm) {
-  expect_ring_correct<2, 4096>();
-  expect_ring_correct<4, 16 * 1024>();
+  expect_dealt_ring_correct<2, 4096>();
+  expect_dealt_ring_correct<4, 16 * 1024>();
+}
+
+TEST_F(Sm90_Tma1dRing, InOrderTwoToFourStagesAnySize) {
+  expect_in_order_ring_correct<2, 4096>();  // many blocks per SM, many tiles per block
+  expect_in_order_ring_correct<2, kStageBytes>();
+  expect_in_order_ring_correct<3, kStageBytes>();
+  expect_in_order_ring_correct<4, 16 * 1024>();
+  expect_correct("the lesson's prefetch_in_order", &launch_prefetch_in_order, kStageBytes);
 }
 
 TEST_F(Sm90_Tma1dRing, LargestSharedMemoryRing) {
@@ -331,19 +501,23 @@ TEST_F(Sm90_Tma1dRing, LargestSharedMemoryRing) {
   const std::size_t smem = prefetch_smem_bytes(4, kLargeStage);
   ASSERT_LE(smem, device().smem_per_block_optin);
   EXPECT_GT(smem + 4 * 1024, device().smem_per_block_optin) << "no longer the largest 4-stage ring of whole KiB";
-  expect_ring_correct<4, kLargeStage>();
+  expect_dealt_ring_correct<4, kLargeStage>();
+  expect_in_order_ring_correct<4, kLargeStage>();
 }
 
 TEST_F(Sm90_Tma1dRing, TooLargeRingIsRefusedBeforeLaunch) {
-  Problem problem(64 * 1024);
-  problem.gmem_out.poison();
-  try {
-    launch_ring<4, 64 * 1024>(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_elems);
-    ADD_FAILURE() << "a ring of 4 x 64 KiB does not fit 227 KiB of shared memory and must be refused";
-  } catch (const course::UsageError& error) {
-    EXPECT_TRUE(contains(error.what(), "cudaDevAttrMaxSharedMemoryPerBlockOptin")) << error.what();
+  for (const Launch launch : {&lab::launch_prefetch<4, 64 * 1024>, &lab::launch_in_order<4, 64 * 1024>}) {
+    Problem problem(64 * 1024);
+    problem.gmem_out.poison();
+    try {
+      launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_elems);
+      ADD_FAILURE() << "a ring of 4 x 64 KiB does not fit 227 KiB of shared memory and must be refused";
+    } catch (const course::UsageError& error) {
+      EXPECT_TRUE(contains(error.what(), "cudaDevAttrMaxSharedMemoryPerBlockOptin")) << error.what();
+    }
+    COURSE_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(problem.gmem_out.check(problem.expected).untouched, problem.num_elems);
   }
-  EXPECT_EQ(problem.gmem_out.check(problem.expected).untouched, problem.num_elems);
 }
 
 // ---- The library's election (course/elect.cuh) against this chapter's ----------------------
@@ -392,18 +566,18 @@ __global__ void expect_too_many_bytes_kernel(const std::uint32_t* gmem_in, std::
   __shared__ alignas(16) std::uint32_t smem_tile[kTileElems];
   __shared__ std::uint64_t full_bar;
   if (is_elected_leader()) {
-    cuda::ptx::mbarrier_init(&full_bar, 1);
-    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    ptx::mbarrier_init(&full_bar, 1);
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   __syncthreads();
   std::uint32_t phase = 0;
   for (std::size_t tile = blockIdx.x; tile < num_tiles_of(num_bytes, kTileBytes); tile += gridDim.x, phase ^= 1u) {
     const std::uint32_t bytes = tile_bytes_of(tile, num_bytes, kTileBytes);
     if (is_elected_leader()) {
-      (void)cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                                 cuda::ptx::space_shared, &full_bar, bytes + 16);  // BROKEN
-      cuda::ptx::cp_async_bulk(cuda::ptx::space_shared, cuda::ptx::space_global, smem_tile,
-                               gmem_in + tile * kTileElems, bytes, &full_bar);
+      (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar,
+                                           bytes + 16);  // BROKEN
+      ptx::cp_async_bulk(ptx::space_shared, ptx::space_global, smem_tile, gmem_in + tile * kTileElems, bytes,
+                         &full_bar);
     }
     course::bounded_wait_parity(&full_bar, phase, {"full", 0, phase});
     modify_tile(smem_tile, bytes);
