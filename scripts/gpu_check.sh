@@ -106,6 +106,8 @@ generator=()
 [[ ! -f $build/CMakeCache.txt ]] && command -v ninja >/dev/null && generator=(-G Ninja)
 arch_args=()
 [[ -n $arch ]] && arch_args=("-DCOURSE_CUDA_ARCHITECTURES=${arch//,/;}")
+# With --chapters only those chapters are configured (COURSE_ONLY_CHAPTERS); otherwise all.
+arch_args+=("-DCOURSE_ONLY_CHAPTERS=$(IFS=';'; echo "${only_chapters:+${chapters[*]}}")")
 if cmake -S . -B "$build" ${generator[@]+"${generator[@]}"} ${arch_args[@]+"${arch_args[@]}"} -DCMAKE_BUILD_TYPE=Release >"$outdir/configure.log" 2>&1; then
   record configure pass
 else
