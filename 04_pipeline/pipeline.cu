@@ -1,17 +1,16 @@
 // 04_pipeline: multi-stage prefetching, the copy of batch k + S overlapping the compute of batch k.
 //
-// What you learn: how a block keeps S batches in flight (prime, steady state, drain) with
-// cuda::pipeline (block scope and thread scope), cooperative_groups::memcpy_async + wait_prior
-// and the __pipeline_* primitives; why the count-based waits need a commit even when nothing
-// is left to fetch; and what diverged commits and arrive-ons cost (warp entanglement).
-// What changed from 02: one stage became S stages in dynamic shared memory, the 4 KiB batch
-// became 8 KiB, one block runs per SM, and the compute phase stores 16 bytes per thread.
+// What you learn: how a block keeps kStages batches in flight (prime, steady state, drain) with
+// cuda::pipeline at block scope and at thread scope, cooperative_groups::memcpy_async +
+// wait_prior, and the __pipeline_* primitives; and why the count-based waits need a commit
+// even when nothing is left to fetch.
+// What changed from 03: two buffers with a barrier each become a pipeline of kStages = 4 stages
+// (8 KiB batches, dynamic shared memory) that is primed, refilled and drained; one block per SM.
 // Hardware: compute capability 8.0+ (LDGSTS). cuda::pipeline stays LDGSTS on 9.0 as well.
-// Run: build/04_pipeline/pipeline [--bench] [--variant=NAME]
+// Run: build/04_pipeline/pipeline [--bench] [--variant=NAME]; stage counts 1-4 and the warp-
+//      entanglement experiments are in build/04_pipeline/pipeline_lab.
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#prefetching-data
 //        (4.11.1.2); https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/pipelines.html
-//        CUDA 11.8 guide, warp entanglement:
-//        https://docs.nvidia.com/cuda/archive/11.8.0/cuda-c-programming-guide/index.html#warp-entanglement-commit
 // API: cuda::pipeline, make_pipeline, pipeline_shared_state, pipeline_consumer_wait_prior
 //        https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/pipeline.html
 //      cooperative_groups::wait_prior
@@ -28,13 +27,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "course/bandwidth.hpp"
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/check.hpp"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
+#include "course/stage_cursor.hpp"
 #include "course/wait.cuh"
+#include "pipeline_model.hpp"  // pending_batches() and the schedule the program prints
 
 namespace cg = cooperative_groups;
 
@@ -42,8 +42,8 @@ namespace cg = cooperative_groups;
 // initialised at launch); make_pipeline() initialises it. Silence the warning about it.
 #pragma nv_diag_suppress static_var_with_dynamic_init
 
+constexpr int kStages = 4;  // batches in flight per block: 4 x 8 KiB covers the memory latency (the lab sweeps 1-4)
 constexpr int kBlockThreads = 256;
-constexpr int kWarpThreads = 32;
 constexpr int kBatchElems = 2048;  // one batch fills one pipeline stage
 constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 8 KiB
 constexpr int kChunkBytes = 16;                                            // the widest LDGSTS
@@ -85,17 +85,6 @@ __device__ void compute_batch(const std::uint32_t* smem_batch, std::uint32_t* gm
 }
 /// [compute]
 
-/// [pending]
-// The batches younger than `batch` that a block may leave in flight when it is about to compute
-// on `batch`, if it commits one group per real batch and keeps at most `stages` in flight: the
-// count that wait_prior needs when no empty groups are committed (cooperative_groups cannot
-// commit one). `batch < num_batches` always, so nothing here can wrap around.
-__host__ __device__ constexpr int pending_batches(std::size_t batch, std::size_t num_batches, int stages) {
-  const std::size_t younger = num_batches - 1 - batch;
-  return younger < static_cast<std::size_t>(stages - 1) ? static_cast<int>(younger) : stages - 1;
-}
-/// [pending]
-
 // Block b handles batches b, b + gridDim.x, ... (never more blocks than batches): how many, and its k-th.
 __device__ std::size_t block_batch_count(std::size_t num_batches) {
   return (num_batches - blockIdx.x + gridDim.x - 1) / gridDim.x;
@@ -105,7 +94,6 @@ __device__ std::size_t block_batch(std::size_t k) { return blockIdx.x + k * grid
 // ---- Flavour 1: cuda::pipeline at block scope ---------------------------------------------
 
 /// [cuda_pipeline]
-template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
     cuda_pipeline_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
   extern __shared__ uint4 smem_dynamic[];  // [kStages][kBatchElems] uint32
@@ -116,31 +104,30 @@ __global__ void __launch_bounds__(kBlockThreads)
   // two barriers to block.size() arrivals and syncs the block before anyone uses them.
   cuda::pipeline<cuda::thread_scope_block> pipe = cuda::make_pipeline(block, &pipe_state);
   const std::size_t num_mine = block_batch_count(num_batches);
-  auto fetch = [&](std::size_t k) {
+  auto fetch = [&](std::size_t k, int stage) {
     if (k >= num_mine) return;  // each stage has its own barrier: nothing to commit in the drain
     pipe.producer_acquire();    // stage free: every thread released what it read from it last round
-    cuda::memcpy_async(block, smem_stages + (k % kStages) * kBatchElems, gmem_in + block_batch(k) * kBatchElems,
+    cuda::memcpy_async(block, smem_stages + stage * kBatchElems, gmem_in + block_batch(k) * kBatchElems,
                        cuda::aligned_size_t<kChunkBytes>(kBatchBytes), pipe);
     pipe.producer_commit();  // arrive-on + arrive on the stage's full barrier
   };
 
-  for (int s = 0; s < kStages; ++s) fetch(s);  // prime: up to kStages batches in flight
-  for (std::size_t k = 0; k < num_mine; ++k) {
-    const int stage = static_cast<int>(k % kStages);
+  for (int s = 0; s < kStages; ++s) fetch(s, s);  // prime: up to kStages batches in flight
+  course::StageCursor<kStages> cursor;            // batch k is in stage k % kStages, round k / kStages
+  for (std::size_t k = 0; k < num_mine; ++k, cursor.advance()) {
     // Waits on the stage's full barrier: every thread committed and its copies landed, so the
     // whole batch is visible without a __syncthreads.
-    course::bounded_consumer_wait(pipe, {"full", stage, static_cast<unsigned>(k / kStages) & 1u});
-    compute_batch(smem_stages + stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
-    pipe.consumer_release();  // arrive on the stage's empty barrier: this thread is done reading it
-    fetch(k + kStages);       // steady state: refill the stage; drain: nothing
+    course::bounded_consumer_wait(pipe, {"full", cursor.stage, cursor.phase});
+    compute_batch(smem_stages + cursor.stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
+    pipe.consumer_release();           // arrive on the stage's empty barrier: this thread is done reading it
+    fetch(k + kStages, cursor.stage);  // steady state: refill the stage; drain: nothing
   }
 }
 /// [cuda_pipeline]
 
-// ---- Flavour 1b: cuda::pipeline at thread scope (the guide's choice) ----------------------
+// ---- Flavour 2: cuda::pipeline at thread scope (the guide's choice) ----------------------
 
 /// [thread_pipeline]
-template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
     thread_pipeline_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
   extern __shared__ uint4 smem_dynamic[];
@@ -149,18 +136,18 @@ __global__ void __launch_bounds__(kBlockThreads)
   // No shared state: commit and wait are this thread's cp.async.commit_group and wait_group.
   cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
   const std::size_t num_mine = block_batch_count(num_batches);
-  auto fetch = [&](std::size_t k) {
+  auto fetch = [&](std::size_t k, int stage) {
     pipe.producer_acquire();  // nothing at thread scope
     if (k < num_mine) {
-      cuda::memcpy_async(block, smem_stages + (k % kStages) * kBatchElems, gmem_in + block_batch(k) * kBatchElems,
+      cuda::memcpy_async(block, smem_stages + stage * kBatchElems, gmem_in + block_batch(k) * kBatchElems,
                          cuda::aligned_size_t<kChunkBytes>(kBatchBytes), pipe);
     }
     pipe.producer_commit();  // ALWAYS, empty or not: the wait below counts groups (TUTORIAL)
   };
 
-  for (int s = 0; s < kStages; ++s) fetch(s);
-  for (std::size_t k = 0; k < num_mine; ++k) {
-    const int stage = static_cast<int>(k % kStages);
+  for (int s = 0; s < kStages; ++s) fetch(s, s);
+  course::StageCursor<kStages> cursor;
+  for (std::size_t k = 0; k < num_mine; ++k, cursor.advance()) {
     // TUTORIAL: wait_prior<kStages - 1> lets this thread's kStages - 1 newest groups stay in
     // flight and waits for everything older, i.e. for batch k. That is only right if exactly
     // kStages - 1 groups were committed after batch k, which is why fetch() commits in the
@@ -168,15 +155,15 @@ __global__ void __launch_bounds__(kBlockThreads)
     // cp.async.wait_group waits for this thread's own copies, which always complete: it cannot hang.
     cuda::pipeline_consumer_wait_prior<kStages - 1>(pipe);
     __syncthreads();  // the other threads' chunks of batch k landed too
-    compute_batch(smem_stages + stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
+    compute_batch(smem_stages + cursor.stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
     pipe.consumer_release();  // nothing at thread scope: the __syncthreads below does its job
     __syncthreads();          // nobody reads the stage any more when fetch() overwrites it
-    fetch(k + kStages);
+    fetch(k + kStages, cursor.stage);
   }
 }
 /// [thread_pipeline]
 
-// ---- Flavour 2: cooperative_groups::memcpy_async + wait_prior ------------------------------
+// ---- Flavour 3: cooperative_groups::memcpy_async + wait_prior ------------------------------
 
 // cg::wait_prior<N> takes N as a template argument; the drain needs it at run time.
 template <int kMax>
@@ -190,33 +177,33 @@ __device__ void cg_wait_prior(const cg::thread_block& block, int pending) {
 }
 
 /// [cg_pipeline]
-template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
     cg_memcpy_async_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
   extern __shared__ uint4 smem_dynamic[];
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
   cg::thread_block block = cg::this_thread_block();
   const std::size_t num_mine = block_batch_count(num_batches);
-  auto fetch = [&](std::size_t k) {  // every call commits one group per thread: no empty ones possible
-    cg::memcpy_async(block, smem_stages + (k % kStages) * kBatchElems, gmem_in + block_batch(k) * kBatchElems,
+  auto fetch = [&](std::size_t k, int stage) {  // every call commits one group per thread: no empty ones possible
+    cg::memcpy_async(block, smem_stages + stage * kBatchElems, gmem_in + block_batch(k) * kBatchElems,
                      cuda::aligned_size_t<kChunkBytes>(kBatchBytes));
   };
 
-  for (std::size_t s = 0; s < std::size_t{kStages} && s < num_mine; ++s) fetch(s);  // never past the end
-  for (std::size_t k = 0; k < num_mine; ++k) {
+  for (int s = 0; s < kStages && std::size_t(s) < num_mine; ++s) fetch(s, s);  // never past the end
+  course::StageCursor<kStages> cursor;
+  for (std::size_t k = 0; k < num_mine; ++k, cursor.advance()) {
     // Fewer younger groups exist in the drain and when the block has fewer batches than stages.
     // wait_prior = cp.async.wait_group (cannot hang) + block.sync().
     cg_wait_prior<kStages - 1>(block, pending_batches(k, num_mine, kStages));
-    compute_batch(smem_stages + (k % kStages) * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
+    compute_batch(smem_stages + cursor.stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
     block.sync();  // the stage is no longer read
-    if (k + kStages < num_mine) fetch(k + kStages);
+    if (k + kStages < num_mine) fetch(k + kStages, cursor.stage);
   }
 }
 /// [cg_pipeline]
 
-// ---- Flavour 3: the __pipeline_* primitives -----------------------------------------------
+// ---- Flavour 4: the __pipeline_* primitives -----------------------------------------------
 
-// This thread's chunks of batch k: consecutive threads copy consecutive 16-byte chunks.
+// This thread's chunks of a batch: consecutive threads copy consecutive 16-byte chunks.
 __device__ void copy_my_chunks(std::uint32_t* smem_stage, const std::uint32_t* gmem_batch) {
   for (int c = 0; c < kChunksPerThread; ++c) {
     const int elem = (threadIdx.x + c * kBlockThreads) * (kChunkBytes / sizeof(std::uint32_t));
@@ -225,168 +212,72 @@ __device__ void copy_my_chunks(std::uint32_t* smem_stage, const std::uint32_t* g
 }
 
 /// [primitives]
-template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
     pipeline_primitives_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
   extern __shared__ uint4 smem_dynamic[];
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
   const std::size_t num_mine = block_batch_count(num_batches);
-  auto fetch = [&](std::size_t k) {
-    if (k < num_mine) copy_my_chunks(smem_stages + (k % kStages) * kBatchElems, gmem_in + block_batch(k) * kBatchElems);
+  auto fetch = [&](std::size_t k, int stage) {
+    if (k < num_mine) copy_my_chunks(smem_stages + stage * kBatchElems, gmem_in + block_batch(k) * kBatchElems);
     __pipeline_commit();  // always: keeps exactly kStages - 1 groups younger than the one waited for
   };
 
-  for (int s = 0; s < kStages; ++s) fetch(s);
-  for (std::size_t k = 0; k < num_mine; ++k) {
+  for (int s = 0; s < kStages; ++s) fetch(s, s);
+  course::StageCursor<kStages> cursor;
+  for (std::size_t k = 0; k < num_mine; ++k, cursor.advance()) {
     __pipeline_wait_prior(kStages - 1);  // this thread's copies of batch k landed (cannot hang)
     __syncthreads();                     // and every other thread's
-    compute_batch(smem_stages + (k % kStages) * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
+    compute_batch(smem_stages + cursor.stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
     __syncthreads();  // the stage is no longer read
-    fetch(k + kStages);
+    fetch(k + kStages, cursor.stage);
   }
 }
 /// [primitives]
 
-// ---- Warp entanglement: the same pipelines with diverged commits and arrive-ons -----------
-
-/// [entangled_commit]
-// The primitives pipeline, but each lane issues its copies in its own turn (a fully diverged
-// warp). kSyncwarp = false commits inside the turn: 32 commits per warp per batch. true
-// reconverges with __syncwarp() first: one commit per warp per batch, as in the plain kernel.
-template <int kStages, bool kSyncwarp>
-__global__ void __launch_bounds__(kBlockThreads)
-    entangled_commit_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  extern __shared__ uint4 smem_dynamic[];
-  std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
-  const std::size_t num_mine = block_batch_count(num_batches);
-  const int lane_idx = threadIdx.x % kWarpThreads;
-  auto fetch = [&](std::size_t k) {
-    for (int turn = 0; turn < kWarpThreads; ++turn) {
-      if (lane_idx != turn) continue;
-      if (k < num_mine) {
-        copy_my_chunks(smem_stages + (k % kStages) * kBatchElems, gmem_in + block_batch(k) * kBatchElems);
-      }
-      if constexpr (!kSyncwarp) __pipeline_commit();  // diverged: a batch of its own in the warp's sequence
-    }
-    if constexpr (kSyncwarp) {
-      __syncwarp();         // reconverge the warp...
-      __pipeline_commit();  // ...so that its 32 threads' copies form one batch
-    }
-  };
-
-  for (int s = 0; s < kStages; ++s) fetch(s);
-  for (std::size_t k = 0; k < num_mine; ++k) {
-    // Per thread, exactly kStages - 1 younger groups exist either way. The warp-shared sequence
-    // of the diverged kernel holds 32 times as many, so this wait also waits for younger batches.
-    __pipeline_wait_prior(kStages - 1);
-    __syncthreads();  // every thread's chunks landed
-    compute_batch(smem_stages + (k % kStages) * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
-    __syncthreads();  // the stage is no longer read
-    fetch(k + kStages);
-  }
-}
-/// [entangled_commit]
-
-/// [entangled_arrive]
-// The block-scope cuda::pipeline, each lane copying in its own turn. producer_commit() is an
-// arrive-on (cp.async.mbarrier.arrive) plus an arrive on the stage's full barrier: diverged, the
-// warp updates that barrier 2 x 32 times per batch; reconverged, twice.
-template <int kStages, bool kSyncwarp>
-__global__ void __launch_bounds__(kBlockThreads)
-    entangled_arrive_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  extern __shared__ uint4 smem_dynamic[];
-  std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
-  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> pipe_state;
-  cg::thread_block block = cg::this_thread_block();
-  cuda::pipeline<cuda::thread_scope_block> pipe = cuda::make_pipeline(block, &pipe_state);  // inits + block sync
-  const std::size_t num_mine = block_batch_count(num_batches);
-  const int lane_idx = threadIdx.x % kWarpThreads;
-  auto fetch = [&](std::size_t k) {
-    if (k >= num_mine) return;  // per-stage barriers: nothing to commit in the drain
-    pipe.producer_acquire();    // stage released by every thread
-    for (int turn = 0; turn < kWarpThreads; ++turn) {
-      if (lane_idx != turn) continue;
-      for (int c = 0; c < kChunksPerThread; ++c) {  // per-thread copies, 16 bytes each
-        const std::size_t elem = (threadIdx.x + c * kBlockThreads) * (kChunkBytes / sizeof(std::uint32_t));
-        const std::uint32_t* gmem_chunk = gmem_in + block_batch(k) * kBatchElems + elem;
-        cuda::memcpy_async(smem_stages + (k % kStages) * kBatchElems + elem, gmem_chunk,
-                           cuda::aligned_size_t<kChunkBytes>(kChunkBytes), pipe);
-      }
-      if constexpr (!kSyncwarp) pipe.producer_commit();  // diverged: separate barrier updates per lane
-    }
-    if constexpr (kSyncwarp) {
-      __syncwarp();            // reconverge the warp...
-      pipe.producer_commit();  // ...so that its arrive-on and arrive update the barrier once each
-    }
-  };
-
-  for (int s = 0; s < kStages; ++s) fetch(s);
-  for (std::size_t k = 0; k < num_mine; ++k) {
-    const int stage = static_cast<int>(k % kStages);
-    course::bounded_consumer_wait(pipe, {"full", stage, static_cast<unsigned>(k / kStages) & 1u});
-    compute_batch(smem_stages + stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
-    pipe.consumer_release();  // this thread no longer reads the stage
-    fetch(k + kStages);
-  }
-}
-/// [entangled_arrive]
-
 // ---- Launchers and the variant table -------------------------------------------------------
 
-using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
-                        unsigned max_blocks);
-
 /// [launch]
-// kStages stages of kBatchBytes in dynamic shared memory, kBlocksPerSm blocks on every SM (fewer
-// if there are fewer batches or max_blocks says so; 0 means no limit).
-template <auto kKernel, int kStages>
-void launch_pipeline(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
-                     unsigned max_blocks) {
-  constexpr int kSmemBytes = kStages * kBatchBytes;
-  // Above 48 KiB of dynamic shared memory a kernel must opt in (4 x 8 KiB need not; 4 x 16 KiB would).
-  COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+// kBlocksPerSm blocks on every SM, fewer if there are fewer batches or max_blocks says so (0: no limit).
+unsigned resident_grid(std::size_t num_batches, unsigned max_blocks) {
   int device = 0, num_sms = 0;
   COURSE_CHECK(cudaGetDevice(&device));
   COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
   std::size_t grid = static_cast<std::size_t>(num_sms) * kBlocksPerSm;
   if (max_blocks > 0 && max_blocks < grid) grid = max_blocks;
   if (num_batches < grid) grid = num_batches;
-  kKernel<<<static_cast<unsigned>(grid), kBlockThreads, kSmemBytes>>>(gmem_in, gmem_out, num_batches);
+  return static_cast<unsigned>(grid);
+}
+
+// kStages stages of kBatchBytes in dynamic shared memory, on a grid of resident blocks.
+template <auto kKernel>
+void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
+                     unsigned max_blocks) {
+  constexpr int kSmemBytes = kStages * kBatchBytes;
+  // Above 48 KiB of dynamic shared memory a kernel must opt in (4 x 8 KiB need not; 4 x 16 KiB would).
+  COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  kKernel<<<resident_grid(num_batches, max_blocks), kBlockThreads, kSmemBytes>>>(gmem_in, gmem_out, num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
+
+using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
+                        unsigned max_blocks);
 
 struct Variant {
   const char* name;
   const char* summary;
   Launch launch;
-  int stages;
 };
-
-#define STAGE_VARIANTS(name, kernel, summary)                                   \
-  {name "_s1", summary ", 1 stage", &launch_pipeline<kernel<1>, 1>, 1},        \
-      {name "_s2", summary ", 2 stages", &launch_pipeline<kernel<2>, 2>, 2},   \
-      {name "_s3", summary ", 3 stages", &launch_pipeline<kernel<3>, 3>, 3},   \
-      {name "_s4", summary ", 4 stages", &launch_pipeline<kernel<4>, 4>, 4}
 const Variant kVariants[] = {
-    STAGE_VARIANTS("cuda_pipeline", cuda_pipeline_kernel, "cuda::pipeline, block scope"),
-    STAGE_VARIANTS("thread_pipeline", thread_pipeline_kernel, "cuda::pipeline, thread scope + wait_prior"),
-    STAGE_VARIANTS("cg_memcpy_async", cg_memcpy_async_kernel, "cg::memcpy_async + cg::wait_prior"),
-    STAGE_VARIANTS("pipeline_primitives", pipeline_primitives_kernel, "__pipeline_* primitives"),
-    {"diverged_commit_s1", "primitives, lanes copy and commit one by one (diverged), 1 stage",
-     &launch_pipeline<entangled_commit_kernel<1, false>, 1>, 1},
-    {"syncwarp_commit_s1", "the same copies, __syncwarp() then one converged commit, 1 stage",
-     &launch_pipeline<entangled_commit_kernel<1, true>, 1>, 1},
-    {"diverged_commit_s4", "primitives, lanes copy and commit one by one (diverged), 4 stages",
-     &launch_pipeline<entangled_commit_kernel<4, false>, 4>, 4},
-    {"syncwarp_commit_s4", "the same copies, __syncwarp() then one converged commit, 4 stages",
-     &launch_pipeline<entangled_commit_kernel<4, true>, 4>, 4},
-    {"diverged_arrive_s4", "cuda::pipeline, lanes copy and producer_commit one by one, 4 stages",
-     &launch_pipeline<entangled_arrive_kernel<4, false>, 4>, 4},
-    {"syncwarp_arrive_s4", "the same copies, __syncwarp() then one converged producer_commit",
-     &launch_pipeline<entangled_arrive_kernel<4, true>, 4>, 4},
+    {"cuda_pipeline", "cuda::pipeline, block scope: a full and an empty barrier per stage",
+     &launch_resident<cuda_pipeline_kernel>},
+    {"thread_pipeline", "cuda::pipeline, thread scope + wait_prior (the guide's)",
+     &launch_resident<thread_pipeline_kernel>},
+    {"cg_memcpy_async", "cg::memcpy_async + cg::wait_prior, counted in the drain",
+     &launch_resident<cg_memcpy_async_kernel>},
+    {"pipeline_primitives", "__pipeline_memcpy_async / commit / wait_prior",
+     &launch_resident<pipeline_primitives_kernel>},
 };
-#undef STAGE_VARIANTS
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
 
@@ -405,9 +296,9 @@ struct Problem {
 };
 
 // Poison, launch (on at most max_blocks blocks; 0: the full grid), synchronise, compare bit-exactly.
-course::Comparison verify(const Variant& variant, Problem& problem, unsigned max_blocks = 0) {
+course::Comparison verify(Launch launch, Problem& problem, unsigned max_blocks = 0) {
   problem.gmem_out.poison();
-  variant.launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches, max_blocks);
+  launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches, max_blocks);
   COURSE_CHECK(cudaDeviceSynchronize());
   return problem.gmem_out.check(problem.expected, kBatchElems);
 }
@@ -416,7 +307,7 @@ void run(const course::Options& opts, course::Report& report) {
   Problem problem(opts.size_bytes / kBatchBytes);
   for (const Variant& v : kVariants) {
     course::check_and_time(
-        opts, report, v.name, [&] { return verify(v, problem); },
+        opts, report, v.name, [&] { return verify(v.launch, problem); },
         [&] { v.launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches, 0); },
         2 * opts.size_bytes);  // each element read once and written once
   }
@@ -427,16 +318,16 @@ course::ChapterInfo chapter_info() {
   info.program = "pipeline";
   info.title = "04 pipeline: multi-stage prefetching with memcpy_async";
   info.explanation =
-      "Each block keeps up to S batches of 8 KiB in flight (S = 1..4 stages in shared memory): while it\n"
-      "computes batch k, the copies of batches k+1 .. k+S-1 are under way. The same pipeline in four\n"
-      "spellings (cuda::pipeline at block and at thread scope, cooperative_groups::memcpy_async +\n"
-      "wait_prior, __pipeline_* primitives), and the warp-entanglement experiment: diverged commits and\n"
-      "arrive-ons against converged ones.";
+      "Each block keeps up to 4 batches of 8 KiB in flight (4 stages in shared memory): while it computes\n"
+      "batch k, the copies of batches k+1 .. k+3 are under way. The same pipeline in four spellings:\n"
+      "cuda::pipeline at block and at thread scope, cooperative_groups::memcpy_async + wait_prior, and\n"
+      "the __pipeline_* primitives.";
   info.requirement = {8, 0, false, "cp.async (LDGSTS)"};
   info.verify_bytes = 8u << 20;
   info.bench_bytes = 1u << 30;
   info.size_rule =
       course::whole_multiples_of(kBatchBytes, "--size must be a whole number of 8 KiB batches (2048 uint32 elements)");
+  info.host_model = [](std::ostream& out) { print_pipeline_schedule<kStages>(out, kStages + 2); };
   return info;
 }
 

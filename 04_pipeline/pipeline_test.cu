@@ -1,19 +1,23 @@
-// Tests for 04_pipeline: the pending-batch count against a model of the commit sequence (and
-// the guide's formula, which underflows), what each kernel compiles to, every variant bit-exact
-// on the GPU for the batch counts where prime, steady state and drain meet, and a broken
-// pipeline that is diagnosed instead of hanging.
-#include "pipeline.cu"
+// Tests for 04_pipeline: the model (one block's schedule, the pending-batch count against a
+// replay of the commit sequence, and the guide's formula, which underflows), what each kernel
+// of the lesson and the lab compiles to, every variant of the lesson and every row of the lab
+// bit-exact on the GPU for the batch counts where prime, steady state and drain meet, and a
+// broken pipeline that is diagnosed instead of hanging.
+#include "pipeline_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <functional>
+#include <iterator>
 #include <limits>
+#include <map>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "course/codegen.hpp"
 #include "course/testing.hpp"
-
-void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
 
 namespace {
 
@@ -29,68 +33,77 @@ TEST(HostPipeline, ReferenceMixesNeighboursInsideEachBatchRing) {
 }
 
 TEST(HostPipeline, SizeMustBeWholeBatches) {
-  const course::ChapterInfo info = chapter_info();
-  EXPECT_FALSE(info.size_rule(kBatchBytes));
-  EXPECT_FALSE(info.size_rule(1007 * kBatchBytes));
-  EXPECT_TRUE(info.size_rule(kBatchBytes + 16));
-  EXPECT_TRUE(info.size_rule(4096));  // chapter 01's batch is half of this one
+  for (const course::ChapterInfo& info : {chapter_info(), lab::chapter_info()}) {
+    EXPECT_FALSE(info.size_rule(kBatchBytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(1007 * kBatchBytes)) << info.program;
+    EXPECT_TRUE(info.size_rule(kBatchBytes + 16)) << info.program;
+    EXPECT_TRUE(info.size_rule(4096)) << info.program << ": chapter 01's batch is half of this one";
+  }
 }
 
-TEST(HostPipeline, EveryStageCountFrom1To4IsInTheTable) {
-  for (const char* flavour : {"cuda_pipeline", "thread_pipeline", "cg_memcpy_async", "pipeline_primitives"}) {
+TEST(HostPipeline, LessonHasEachFlavourOnceAndTheLabEveryStageCountOfEach) {
+  const char* const flavours[] = {"cuda_pipeline", "thread_pipeline", "cg_memcpy_async", "pipeline_primitives"};
+  ASSERT_EQ(std::size(kVariants), std::size(flavours));
+  for (std::size_t i = 0; i < std::size(flavours); ++i) EXPECT_STREQ(kVariants[i].name, flavours[i]);
+  for (const char* flavour : flavours) {
     for (int stages = 1; stages <= 4; ++stages) {
       const std::string name = std::string(flavour) + "_s" + std::to_string(stages);
       int found = 0;
-      for (const Variant& v : kVariants) found += (name == v.name && v.stages == stages) ? 1 : 0;
+      for (const lab::Variant& v : lab::kVariants) found += (name == v.name && v.stages == stages) ? 1 : 0;
       EXPECT_EQ(found, 1) << name;
     }
   }
 }
 
-// ---- How many batches may stay in flight ---------------------------------------------------
+// ---- One block's schedule --------------------------------------------------------------------
 
-// A model of one block's commit sequence. Every fetch of a real batch commits one group; with
-// `empty_commits` the prime and the drain also commit a group when nothing is left to fetch.
-// For each batch k it asks `pending(k)` how many groups wait_prior may leave in flight, and
-// returns the first problem: a count that wrapped around, a wait that does not cover batch k
-// (a race), or, with `exact`, a wait that also covers younger batches (lost overlap).
-using PendingRule = std::function<std::size_t(std::size_t batch, std::size_t num_batches, int stages)>;
-std::string check_waits(std::size_t num_batches, int stages, bool empty_commits, const PendingRule& pending,
-                        bool exact = true) {
-  std::size_t committed = 0;  // groups committed so far; group g holds batch g while g < num_batches
-  for (int s = 0; s < stages; ++s) committed += (empty_commits || std::size_t(s) < num_batches) ? 1 : 0;
-  for (std::size_t k = 0; k < num_batches; ++k) {
-    const std::size_t allowed = pending(k, num_batches, stages);
-    const std::size_t younger = committed - 1 - k;  // groups committed after batch k's
-    const std::string where = "batch " + std::to_string(k) + " of " + std::to_string(num_batches) + ", " +
-                              std::to_string(stages) + " stages: ";
-    if (allowed > num_batches + stages) return where + "pending count wrapped around to " + std::to_string(allowed);
-    if (allowed > younger) {
-      return where + "wait_prior(" + std::to_string(allowed) + ") leaves the batch in flight (only " +
-             std::to_string(younger) + " younger groups)";
-    }
-    if (exact && allowed < younger) {
-      return where + "wait_prior(" + std::to_string(allowed) + ") also waits for younger batches (" +
-             std::to_string(younger) + " in flight)";
-    }
-    if (empty_commits || k + stages < num_batches) ++committed;
+template <int kS>
+void expect_schedule(std::size_t n) {
+  const std::vector<PipelineStep> steps = pipeline_schedule<kS>(n);
+  ASSERT_EQ(steps.size(), n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const PipelineStep& s = steps[k];
+    const std::string where = std::to_string(kS) + " stages, batch " + std::to_string(k) + " of " + std::to_string(n);
+    EXPECT_EQ(s.batch, k) << where;
+    EXPECT_EQ(s.stage, static_cast<int>(k % kS)) << where << ": the prime put batch s into stage s";
+    EXPECT_EQ(s.phase, static_cast<std::uint32_t>((k / kS) % 2)) << where << ": the round's parity";
+    EXPECT_EQ(s.refills, k + kS < n) << where;
+    if (s.refills) EXPECT_EQ(s.refill_batch % kS, k % kS) << where << ": the refill lands in the stage just read";
+    EXPECT_GE(s.in_flight, 1u) << where << ": the batch waited for is in flight";
+    EXPECT_LE(s.in_flight, std::size_t{kS}) << where << ": never more batches than stages";
+    // What is in flight besides batch k is exactly what the counted wait may leave pending.
+    EXPECT_EQ(s.in_flight - 1, static_cast<std::size_t>(s.wait_counted)) << where;
+    EXPECT_EQ(s.wait_commit_always, kS - 1) << where;
   }
-  return "";
 }
 
-const PendingRule kChapterRule = [](std::size_t k, std::size_t n, int stages) {
-  return static_cast<std::size_t>(pending_batches(k, n, stages));
-};
-const PendingRule kConstantRule = [](std::size_t, std::size_t, int stages) { return std::size_t(stages - 1); };
-
-// The guide's cooperative_groups example (4.11.1.2), transcribed: size_t arithmetic, and
-// fetch_batch = compute_batch + num_stages.
-std::size_t guide_pending_batches(std::size_t fetch_batch, std::size_t batch_size, std::size_t num_stages) {
-  return (fetch_batch < batch_size - num_stages) ? num_stages - 1 : batch_size - fetch_batch - 1;
+TEST(HostPipelineSchedule, EveryStageCountAndEdgeWalksTheRingInOrder) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{4}, std::size_t{5}, std::size_t{9},
+                        std::size_t{1007}}) {
+    expect_schedule<1>(n);
+    expect_schedule<2>(n);
+    expect_schedule<3>(n);
+    expect_schedule<4>(n);
+  }
 }
-const PendingRule kGuideRule = [](std::size_t k, std::size_t n, int stages) {
-  return guide_pending_batches(k + stages, n, stages);
-};
+
+TEST(HostPipelineSchedule, PrintedTableShowsPrimeSteadyStateAndDrain) {
+  std::ostringstream out;
+  print_pipeline_schedule<4>(out, 6);
+  print_pipeline_schedule<1>(out, 2);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("one block, 4 stages, 6 batches; the prime fetches batches 0-3 into stages 0-3:\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      0      0      0          4       batch 4             3 / 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("      4      0      1          2             -             3 / 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("      5      1      1          1             -             3 / 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("one block, 1 stage, 2 batches; the prime fetches batch 0 into stage 0:\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      1      0      1          1             -             0 / 0\n"), std::string::npos) << text;
+}
+
+// ---- How many batches may stay in flight ---------------------------------------------------
 
 // Batch counts where prime, steady state and drain meet: 1, S-1, S, S+1, and many.
 std::vector<std::size_t> edge_counts(int stages) {
@@ -113,128 +126,225 @@ TEST(HostPendingBatches, Edges) {
 
 TEST(HostPendingBatches, ExactForEveryStageCountAndEdge) {
   for (int stages = 1; stages <= 4; ++stages) {
-    for (std::size_t n : edge_counts(stages)) EXPECT_EQ(check_waits(n, stages, false, kChapterRule), "");
+    for (std::size_t n : edge_counts(stages)) EXPECT_EQ(wait_problem(n, stages, false, chapter_rule), "");
   }
 }
 
 TEST(HostPendingBatches, TheGuidesFormulaUnderflows) {
   // 10 batches, 2 stages, computing batch 8: fetch_batch = 10 and 10 - 10 - 1 wraps around.
   EXPECT_EQ(guide_pending_batches(10, 10, 2), std::numeric_limits<std::size_t>::max());
-  EXPECT_EQ(check_waits(10, 2, false, kGuideRule, false),
+  EXPECT_EQ(wait_problem(10, 2, false, guide_rule, false),
             "batch 8 of 10, 2 stages: pending count wrapped around to 18446744073709551615");
   // Fewer batches than stages: batch_size - num_stages wraps, the test passes, and the
   // formula answers num_stages - 1 although fewer groups exist: the batch is never waited for.
   EXPECT_EQ(guide_pending_batches(4, 3, 4), 3u);
-  EXPECT_EQ(check_waits(3, 4, false, kGuideRule, false),
+  EXPECT_EQ(wait_problem(3, 4, false, guide_rule, false),
             "batch 0 of 3, 4 stages: wait_prior(3) leaves the batch in flight (only 2 younger groups)");
   // Before the drain it is not exact either: it gives up overlap one stage early.
-  EXPECT_EQ(check_waits(10, 2, false, kGuideRule), "batch 7 of 10, 2 stages: wait_prior(0) also waits for "
-                                                   "younger batches (1 in flight)");
+  EXPECT_EQ(wait_problem(10, 2, false, guide_rule), "batch 7 of 10, 2 stages: wait_prior(0) also waits for "
+                                                    "younger batches (1 in flight)");
 }
 
 // ---- Why the other flavours commit even when nothing is left to fetch ------------------------
 
 TEST(HostCommitAlways, ConstantWaitPriorIsExactWithEmptyCommits) {
   for (int stages = 1; stages <= 4; ++stages) {
-    for (std::size_t n : edge_counts(stages)) EXPECT_EQ(check_waits(n, stages, true, kConstantRule), "");
+    for (std::size_t n : edge_counts(stages)) EXPECT_EQ(wait_problem(n, stages, true, constant_rule), "");
   }
 }
 
 TEST(HostCommitAlways, WithoutEmptyCommitsTheDrainIsNotWaitedFor) {
-  EXPECT_EQ(check_waits(10, 4, false, kConstantRule),
+  EXPECT_EQ(wait_problem(10, 4, false, constant_rule),
             "batch 7 of 10, 4 stages: wait_prior(3) leaves the batch in flight (only 2 younger groups)");
-  EXPECT_EQ(check_waits(1, 2, false, kConstantRule),
+  EXPECT_EQ(wait_problem(1, 2, false, constant_rule),
             "batch 0 of 1, 2 stages: wait_prior(1) leaves the batch in flight (only 0 younger groups)");
-  EXPECT_EQ(check_waits(10, 1, false, kConstantRule), "") << "one stage waits for everything anyway";
+  EXPECT_EQ(wait_problem(10, 1, false, constant_rule), "") << "one stage waits for everything anyway";
 }
 
-// ---- What the compiler emits (PTX generated by the build) --------------------------------
+// ---- What the compiler emits (PTX generated by the build; SASS of this executable) ----------
 
 class HostCodegen : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ptx80_ = course::read_text_file(COURSE_PTX_DIR "/pipeline.compute_80.ptx");
-    ptx90_ = course::read_text_file(COURSE_PTX_DIR "/pipeline.compute_90.ptx");
+    for (const char* arch : {"80", "90"}) {
+      lesson_[arch] = course::chapter_ptx("pipeline", arch);
+      lab_[arch] = course::chapter_ptx("pipeline_lab", arch);
+    }
   }
-  static std::string kernel(const std::string& ptx, const std::string& name) {
-    const std::string body = course::ptx_kernel_body(ptx, name);
-    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
+  // A kernel of the lesson (by its plain name) or of the lab (namespace lab, with its template arguments).
+  static std::string lesson_kernel(const std::string& arch, const std::string& name) {
+    const std::string body = course::ptx_kernel_body(lesson_.at(arch), std::to_string(name.size()) + name + "PKj");
+    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in pipeline.compute_" << arch << ".ptx";
+    return body;
+  }
+  static std::string lab_kernel(const std::string& arch, const std::string& name, const std::string& args) {
+    const std::string part = "3lab" + std::to_string(name.size()) + name + "I" + args + "EE";
+    const std::string body = course::ptx_kernel_body(lab_.at(arch), part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in pipeline_lab.compute_" << arch << ".ptx";
     return body;
   }
   static bool has(const std::string& body, const std::string& text) { return body.find(text) != std::string::npos; }
-  static std::size_t count(const std::string& body, const std::string& text) {
-    std::size_t n = 0;
-    for (std::size_t pos = body.find(text); pos != std::string::npos; pos = body.find(text, pos + 1)) ++n;
-    return n;
-  }
-  static inline std::string ptx80_, ptx90_;
+  static inline std::map<std::string, std::string> lesson_, lab_;
 };
 
-// Mangled names: <flavour>_kernelILi4EE is the kernel with kStages = 4.
-const char* const kFlavours[] = {"cuda_pipeline_kernelILi", "thread_pipeline_kernelILi", "cg_memcpy_async_kernelILi",
-                                 "pipeline_primitives_kernelILi"};
+const char* const kFlavours[] = {"cuda_pipeline_kernel", "thread_pipeline_kernel", "cg_memcpy_async_kernel",
+                                 "pipeline_primitives_kernel"};
+std::string stages_arg(int stages) { return "Li" + std::to_string(stages) + "E"; }
 
+// Every flavour copies with 16-byte LDGSTS that bypass L1 (cp.async.cg), and its compute phase
+// stores 16 bytes per thread; nothing goes through registers, nothing is a bulk copy.
 TEST_F(HostCodegen, EveryFlavourCopiesWithSixteenByteLdgstsOnBothArchitectures) {
-  for (const std::string* ptx : {&ptx80_, &ptx90_}) {
+  const std::string ldgsts16 = R"(cp\.async\.cg\.shared\.global [^;]*, 16, 16;)";
+  for (const char* arch : {"80", "90"}) {
     for (const char* flavour : kFlavours) {
-      const std::string k = kernel(*ptx, std::string(flavour) + "4EE");
-      EXPECT_TRUE(has(k, "cp.async.cg.shared.global")) << flavour;
-      EXPECT_TRUE(has(k, ", 16, 16;")) << flavour;
-      EXPECT_FALSE(has(k, "cp.async.bulk")) << flavour << ": a bulk copy";
-      EXPECT_FALSE(has(k, "ld.global")) << flavour << " should not copy through registers";
-      EXPECT_TRUE(has(k, "st.global.v4.u32")) << flavour << ": 16-byte stores in the compute phase";
+      std::vector<std::pair<std::string, std::string>> kernels = {{"lesson", lesson_kernel(arch, flavour)}};
+      for (int s = 1; s <= 4; ++s) {
+        kernels.push_back({"lab s" + std::to_string(s), lab_kernel(arch, flavour, stages_arg(s))});
+      }
+      for (const auto& [which, k] : kernels) {
+        const std::string where = std::string(flavour) + " (" + which + "), compute_" + arch;
+        EXPECT_GE(course::count_matches(k, ldgsts16), 1) << where;
+        EXPECT_FALSE(has(k, "cp.async.bulk")) << where << ": a bulk copy";
+        EXPECT_FALSE(has(k, "ld.global")) << where << " should not copy through registers";
+        EXPECT_TRUE(has(k, "st.global.v4.u32")) << where << ": 16-byte stores in the compute phase";
+      }
     }
   }
 }
 
 // cuda::memcpy_async with aligned_size_t<16> becomes a bulk copy on 9.0 when it completes on a
 // shared-memory cuda::barrier (chapter 02). Given a cuda::pipeline, libcu++ allows only the
-// cp.async group mechanism, so the same call stays LDGSTS.
+// cp.async group mechanism, so the same call stays LDGSTS: no cp.async.bulk anywhere.
 TEST_F(HostCodegen, OnHopperCudaPipelineStaysLdgsts) {
-  const std::string k = kernel(ptx90_, "cuda_pipeline_kernelILi4EE");
+  const std::string k = lesson_kernel("90", "cuda_pipeline_kernel");
   EXPECT_FALSE(has(k, "mbarrier.expect_tx"));
   EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.shared.b64"));
   EXPECT_TRUE(has(k, "mbarrier.try_wait.parity")) << "9.0 waits with try_wait";
-  EXPECT_TRUE(has(kernel(ptx80_, "cuda_pipeline_kernelILi4EE"), "mbarrier.test_wait.parity")) << "8.0 polls";
-}
-
-TEST_F(HostCodegen, BlockScopePipelineTracksStagesWithBarriersNotGroups) {
-  for (const std::string* ptx : {&ptx80_, &ptx90_}) {
-    const std::string k = kernel(*ptx, "cuda_pipeline_kernelILi4EE");
-    EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive")) << "producer_commit: arrive-on, completes on the full barrier";
-    EXPECT_FALSE(has(k, "cp.async.commit_group"));
-    EXPECT_FALSE(has(k, "cp.async.wait_group"));
+  EXPECT_TRUE(has(lesson_kernel("80", "cuda_pipeline_kernel"), "mbarrier.test_wait.parity")) << "8.0 polls";
+  for (const char* arch : {"80", "90"}) {
+    EXPECT_FALSE(has(lesson_.at(arch), "cp.async.bulk")) << "pipeline.compute_" << arch << ".ptx";
+    EXPECT_FALSE(has(lab_.at(arch), "cp.async.bulk")) << "pipeline_lab.compute_" << arch << ".ptx";
   }
 }
 
+// producer_commit() of the block-scope pipeline: cp.async.mbarrier.arrive (the arrive-on, which
+// completes on the stage's full barrier when this thread's copies land) plus an arrive.
+TEST_F(HostCodegen, BlockScopePipelineTracksStagesWithBarriersNotGroups) {
+  for (const char* arch : {"80", "90"}) {
+    std::vector<std::string> kernels = {lesson_kernel(arch, "cuda_pipeline_kernel")};
+    for (int s = 1; s <= 4; ++s) kernels.push_back(lab_kernel(arch, "cuda_pipeline_kernel", stages_arg(s)));
+    for (const std::string& k : kernels) {
+      EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.shared.b64")) << "producer_commit: arrive-on, on the full barrier";
+      EXPECT_FALSE(has(k, "cp.async.commit_group"));
+      EXPECT_FALSE(has(k, "cp.async.wait_group"));
+    }
+  }
+}
+
+// cp.async.commit_group closes this thread's group of copies; cp.async.wait_group N waits until
+// at most N of its groups are pending. Both spellings give one constant wait, S - 1.
 TEST_F(HostCodegen, ThreadScopePipelineIsThePrimitivesInDisguise) {
   for (int stages = 1; stages <= 4; ++stages) {
-    const std::string s = std::to_string(stages);
     const std::string wait = "cp.async.wait_group " + std::to_string(stages - 1) + ";";
-    for (const char* flavour : {"thread_pipeline_kernelILi", "pipeline_primitives_kernelILi"}) {
-      const std::string k = kernel(ptx80_, flavour + s + "EE");
-      EXPECT_TRUE(has(k, "cp.async.commit_group")) << flavour << s;
-      EXPECT_EQ(count(k, "cp.async.wait_group"), 1u) << flavour << s << ": one constant wait";
-      EXPECT_TRUE(has(k, wait)) << flavour << s;
-      EXPECT_FALSE(has(k, "mbarrier")) << flavour << s;
+    for (const char* flavour : {"thread_pipeline_kernel", "pipeline_primitives_kernel"}) {
+      std::vector<std::string> kernels = {lab_kernel("80", flavour, stages_arg(stages))};
+      if (stages == kStages) kernels.push_back(lesson_kernel("80", flavour));
+      for (const std::string& k : kernels) {
+        EXPECT_TRUE(has(k, "cp.async.commit_group")) << flavour << stages;
+        EXPECT_EQ(course::count_matches(k, R"(cp\.async\.wait_group)"), 1) << flavour << stages << ": one wait";
+        EXPECT_TRUE(has(k, wait)) << flavour << stages;
+        EXPECT_FALSE(has(k, "mbarrier")) << flavour << stages;
+      }
     }
   }
 }
 
 TEST_F(HostCodegen, CooperativeGroupsNeedsARunTimeCountInTheDrain) {
-  const std::string k = kernel(ptx80_, "cg_memcpy_async_kernelILi4EE");
-  for (int n = 0; n < 4; ++n) EXPECT_TRUE(has(k, "cp.async.wait_group " + std::to_string(n) + ";")) << n;
+  const std::string k = lesson_kernel("80", "cg_memcpy_async_kernel");
+  for (int n = 0; n < kStages; ++n) EXPECT_TRUE(has(k, "cp.async.wait_group " + std::to_string(n) + ";")) << n;
 }
 
 TEST_F(HostCodegen, TheSyncwarpFixIsAWarpBarrierBeforeTheCommit) {
-  EXPECT_TRUE(has(kernel(ptx80_, "entangled_commit_kernelILi4ELb1EE"), "bar.warp.sync"));
-  EXPECT_FALSE(has(kernel(ptx80_, "entangled_commit_kernelILi4ELb0EE"), "bar.warp.sync"));
-  EXPECT_TRUE(has(kernel(ptx80_, "entangled_arrive_kernelILi4ELb1EE"), "bar.warp.sync"));
+  EXPECT_TRUE(has(lab_kernel("80", "entangled_commit_kernel", "Li4ELb1E"), "bar.warp.sync"));
+  EXPECT_FALSE(has(lab_kernel("80", "entangled_commit_kernel", "Li4ELb0E"), "bar.warp.sync"));
+  EXPECT_TRUE(has(lab_kernel("80", "entangled_arrive_kernel", "Li4ELb1E"), "bar.warp.sync"));
+  EXPECT_FALSE(has(lab_kernel("80", "entangled_arrive_kernel", "Li4ELb0E"), "bar.warp.sync"));
+}
+
+// The lab's four-stage rows run the lesson's kernels: the same instructions in the same order
+// (operands aside, which name the kernel, its labels and its shared variables).
+std::vector<std::string> instructions(const std::string& body) {
+  std::vector<std::string> opcodes;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line.compare(first, 2, "//") == 0 || line[first] == '.' || line[first] == '$' ||
+        line[first] == '}' || line[first] == ')') {
+      continue;  // blank, comment, directive, label, end of a block or of the parameter list
+    }
+    opcodes.push_back(line.substr(first, line.find_first_of(" \t;", first) - first));
+  }
+  return opcodes;
+}
+
+TEST_F(HostCodegen, TheLabsFourStageRowsAreTheLessonsKernels) {
+  static_assert(kStages == 4, "the lab's _s4 rows stand for the lesson");
+  for (const char* arch : {"80", "90"}) {
+    for (const char* flavour : kFlavours) {
+      const std::vector<std::string> lesson = instructions(lesson_kernel(arch, flavour));
+      EXPECT_GT(lesson.size(), 50u) << flavour << ": too few instructions found";
+      EXPECT_EQ(lesson, instructions(lab_kernel(arch, flavour, stages_arg(4)))) << flavour << ", compute_" << arch;
+    }
+  }
+}
+
+// The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
+// missing). LDGSTS.E.BYPASS.128 is the 16-byte cp.async.cg. The commit/wait-group flavours track
+// batches with LDGDEPBAR (commit_group) and DEPBAR.LE SB0, 0x3 (wait_group 3: at most three of
+// this thread's groups still pending). The block-scope cuda::pipeline completes them on its stage
+// barriers with the arrive-on (ARRIVES.LDGSTSBAR.64) and waits on those barriers
+// (SYNCS.PHASECHK). cuda::pipeline never takes the bulk-copy path: no UBLKCP anywhere.
+TEST_F(HostCodegen, MachineCodeOnHopperIsLdgstsWithGroupsOrBarriers) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  const auto kernel = [&](const std::string& name) {
+    const std::string body = course::sass_kernel_body(sass, std::to_string(name.size()) + name + "PKj");
+    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the sm_90 machine code";
+    return body;
+  };
+  for (const char* flavour : kFlavours) {
+    EXPECT_GE(course::count_matches(kernel(flavour), R"(LDGSTS\.E\.BYPASS\.128)"), 1) << flavour;
+  }
+  for (const char* flavour : {"thread_pipeline_kernel", "pipeline_primitives_kernel"}) {
+    EXPECT_GE(course::count_matches(kernel(flavour), "LDGDEPBAR"), 1) << flavour;
+    EXPECT_GE(course::count_matches(kernel(flavour), R"(DEPBAR\.LE SB0, 0x3)"), 1) << flavour;
+  }
+  EXPECT_GE(course::count_matches(kernel("cuda_pipeline_kernel"), R"(ARRIVES\.LDGSTSBAR\.64)"), 1);
+  EXPECT_GE(course::count_matches(kernel("cuda_pipeline_kernel"), R"(SYNCS\.PHASECHK)"), 1);
+  EXPECT_EQ(course::count_matches(sass, "UBLKCP"), 0);
 }
 
 // ---- On the GPU --------------------------------------------------------------------------
 
-class Sm80_Pipeline : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
+// A lesson variant or a lab row, with its stage count.
+struct Case {
+  std::string name;
+  Launch launch;
+  int stages;
+};
+void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+
+std::vector<Case> lesson_cases() {
+  std::vector<Case> cases;
+  for (const Variant& v : kVariants) cases.push_back({v.name, v.launch, kStages});
+  return cases;
+}
+std::vector<Case> lab_cases() {
+  std::vector<Case> cases;
+  for (const lab::Variant& v : lab::kVariants) cases.push_back({v.name, v.launch, v.stages});
+  return cases;
+}
+
+class Sm80_Pipeline : public course::GpuTest, public ::testing::WithParamInterface<Case> {
  protected:
   Sm80_Pipeline() : GpuTest(chapter_info().requirement) {}
 };
@@ -244,7 +354,7 @@ class Sm80_Pipeline : public course::GpuTest, public ::testing::WithParamInterfa
 TEST_P(Sm80_Pipeline, OneBlockAtEveryEdgeOfTheStageCount) {
   for (std::size_t n : edge_counts(GetParam().stages)) {
     Problem problem(n);
-    const course::Comparison result = verify(GetParam(), problem, 1);
+    const course::Comparison result = verify(GetParam().launch, problem, 1);
     EXPECT_TRUE(result.ok()) << n << " batches: " << result.summary() << '\n' << result.first;
   }
 }
@@ -254,7 +364,7 @@ TEST_P(Sm80_Pipeline, OneBlockAtEveryEdgeOfTheStageCount) {
 TEST_P(Sm80_Pipeline, FullGridWithUnequalBlocks) {
   for (std::size_t n : {std::size_t{100}, std::size_t{300}, std::size_t{1007}, std::size_t{10007}}) {
     Problem problem(n);
-    const course::Comparison result = verify(GetParam(), problem);
+    const course::Comparison result = verify(GetParam().launch, problem);
     EXPECT_TRUE(result.ok()) << n << " batches: " << result.summary() << '\n' << result.first;
   }
 }
@@ -262,14 +372,15 @@ TEST_P(Sm80_Pipeline, FullGridWithUnequalBlocks) {
 TEST_P(Sm80_Pipeline, PoisonedOutputIsFullyOverwrittenTwice) {
   Problem problem(777);
   for (int run = 0; run < 2; ++run) {
-    const course::Comparison result = verify(GetParam(), problem);
+    const course::Comparison result = verify(GetParam().launch, problem);
     ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
     ASSERT_EQ(result.untouched, 0u);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, Sm80_Pipeline, ::testing::ValuesIn(kVariants),
-                         [](const auto& info) { return std::string(info.param.name); });
+const auto kCaseName = [](const auto& info) { return info.param.name; };
+INSTANTIATE_TEST_SUITE_P(Lesson, Sm80_Pipeline, ::testing::ValuesIn(lesson_cases()), kCaseName);
+INSTANTIATE_TEST_SUITE_P(Lab, Sm80_Pipeline, ::testing::ValuesIn(lab_cases()), kCaseName);
 
 // ---- A broken pipeline is diagnosed, not hung -------------------------------------------
 
@@ -279,28 +390,28 @@ INSTANTIATE_TEST_SUITE_P(Variants, Sm80_Pipeline, ::testing::ValuesIn(kVariants)
 // never completes: consumer_wait() would spin forever in mbarrier test/try_wait.
 __global__ void one_thread_commits_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                                           std::size_t num_batches) {
-  constexpr int kStages = 2;
+  constexpr int kBrokenStages = 2;
   extern __shared__ uint4 smem_dynamic[];
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
-  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> pipe_state;
+  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kBrokenStages> pipe_state;
   cg::thread_block block = cg::this_thread_block();
-  cuda::pipeline<cuda::thread_scope_block> pipe = cuda::make_pipeline(block, &pipe_state);
+  cuda::pipeline<cuda::thread_scope_block> pipe = cuda::make_pipeline(block, &pipe_state);  // block.size() each
   const std::size_t num_mine = block_batch_count(num_batches);
-  auto fetch = [&](std::size_t k) {
-    pipe.producer_acquire();
+  auto fetch = [&](std::size_t k, int stage) {
+    pipe.producer_acquire();  // the stage's empty barrier: free in the first round
     if (k < num_mine) {
-      cuda::memcpy_async(block, smem_stages + (k % kStages) * kBatchElems, gmem_in + block_batch(k) * kBatchElems,
+      cuda::memcpy_async(block, smem_stages + stage * kBatchElems, gmem_in + block_batch(k) * kBatchElems,
                          cuda::aligned_size_t<kChunkBytes>(kBatchBytes), pipe);
     }
     if (block.thread_rank() == 0) pipe.producer_commit();  // BUG: every thread must commit
   };
-  for (int s = 0; s < kStages; ++s) fetch(s);
-  for (std::size_t k = 0; k < num_mine; ++k) {
-    const int stage = static_cast<int>(k % kStages);
-    course::bounded_consumer_wait(pipe, {"full", stage, static_cast<unsigned>(k / kStages) & 1u});
-    compute_batch(smem_stages + stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
-    pipe.consumer_release();
-    fetch(k + kStages);
+  for (int s = 0; s < kBrokenStages; ++s) fetch(s, s);
+  course::StageCursor<kBrokenStages> cursor;
+  for (std::size_t k = 0; k < num_mine; ++k, cursor.advance()) {
+    course::bounded_consumer_wait(pipe, {"full", cursor.stage, cursor.phase});  // gets 1 of block.size(): stuck
+    compute_batch(smem_stages + cursor.stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
+    pipe.consumer_release();  // never reached
+    fetch(k + kBrokenStages, cursor.stage);
   }
 }
 /// [broken]
@@ -313,7 +424,7 @@ class Sm80_PipelineDiagnosis : public course::GpuTest {
 TEST_F(Sm80_PipelineDiagnosis, OneThreadCommittingIsDiagnosedNotHung) {
   Problem problem(8);
   COURSE_EXPECT_DIAGNOSED_HANG(
-      (launch_pipeline<one_thread_commits_kernel, 2>(problem.gmem_in.data(), problem.gmem_out.data(), 8, 1)),
+      (lab::launch_stages<one_thread_commits_kernel, 2>(problem.gmem_in.data(), problem.gmem_out.data(), 8, 1)),
       "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
 }
 

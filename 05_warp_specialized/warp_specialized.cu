@@ -8,7 +8,8 @@
 // What changed from 04: no thread both copies and computes any more: one warp keeps issuing
 // copies while the others compute, and several small blocks share an SM instead of one big one.
 // Hardware: compute capability 8.0+ (LDGSTS and mbarrier); on 9.0 both variants stay LDGSTS.
-// Run: build/05_warp_specialized/warp_specialized [--bench] [--variant=NAME]
+// Run: build/05_warp_specialized/warp_specialized [--bench] [--variant=NAME]; 1 to 4 buffers:
+//      build/05_warp_specialized/warp_specialized_lab.
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#producer-consumer-pattern-through-warp-specialization
 //        (4.11.1.3), and 4.10 Pipelines https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/pipelines.html
 // API: cuda::make_pipeline (partitioned)
@@ -28,7 +29,6 @@
 #include <cuda_pipeline.h>
 
 #include <cstdint>
-#include <ostream>
 #include <vector>
 
 #include "course/buffer.hpp"
@@ -36,7 +36,9 @@
 #include "course/check.hpp"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
+#include "course/stage_cursor.hpp"
 #include "course/wait.cuh"
+#include "warp_specialized_model.hpp"  // the block's roles, the batch, the arrival counts, the copy plan
 
 namespace cg = cooperative_groups;
 
@@ -44,49 +46,7 @@ namespace cg = cooperative_groups;
 // initialised at launch); make_pipeline() initialises it. Silence the warning about it.
 #pragma nv_diag_suppress static_var_with_dynamic_init
 
-constexpr int kWarpThreads = 32;
-constexpr int kProducerThreads = kWarpThreads;                      // one producer warp: the block's first
-constexpr int kConsumerWarps = 4;
-constexpr int kConsumerThreads = kConsumerWarps * kWarpThreads;     // 128
-constexpr int kBlockThreads = kProducerThreads + kConsumerThreads;  // 160
-constexpr int kBatchElems = 2048;                                   // one batch fills one buffer (stage)
-constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 8 KiB
-constexpr int kChunkBytes = 16;                                     // one LDGSTS, one 16-byte store
-constexpr int kChunkElems = kChunkBytes / sizeof(std::uint32_t);
-constexpr int kBatchChunks = kBatchBytes / kChunkBytes;                  // 512
-constexpr int kChunksPerProducer = kBatchChunks / kProducerThreads;      // 16 copies per producer lane per batch
-constexpr int kDoubleBuffering = 2;                                 // the guide's stage count
-static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index below wraps with a mask");
-static_assert(kBatchChunks % kProducerThreads == 0, "every producer lane copies the same number of chunks");
-static_assert(kBatchChunks % kConsumerThreads == 0, "every consumer thread computes the same number of chunks");
-
-/// [arrival_counts]
-// full_bar[stage]: one arrival per producer lane. The lane does not arrive itself: its
-// cp.async.mbarrier.arrive.noinc makes the hardware arrive once all of that lane's copies
-// have landed. The phase completes when the whole batch is in shared memory.
-constexpr std::uint32_t kFullArrivals = kProducerThreads;  // 32
-// empty_bar[stage]: one arrival per consumer warp (lane 0, after __syncwarp), once no lane
-// of the warp reads the buffer any more. The phase completes when the buffer is free.
-constexpr std::uint32_t kEmptyArrivals = kConsumerWarps;  // 4
-/// [arrival_counts]
-
-/// [cursor]
-// Where a role is in the ring of kStages buffers: which buffer, and the parity of the
-// round through the ring (the mbarrier phase it waits for). Producer and consumers each
-// keep one and advance it once per batch, so they agree without ever exchanging it.
-template <int kStages>
-struct StageCursor {
-  static_assert(kStages >= 1, "a ring needs at least one buffer");
-  int stage = 0;
-  std::uint32_t phase = 0;
-  __host__ __device__ void advance() {
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1u;  // a new round: every barrier of the ring is one phase further on
-    }
-  }
-};
-/// [cursor]
+constexpr int kStages = 2;  // the ring's buffers: the guide's double buffering (the lab runs 1 to 4)
 
 // ---- The problem: chapter 01's ring smoothing, on 8 KiB batches ----------------------------
 
@@ -125,7 +85,6 @@ __device__ void consume_batch(const std::uint32_t* smem_batch, std::uint32_t* gm
 // ---- Variant 1: a partitioned cuda::pipeline (the guide's first version) --------------------
 
 /// [pipeline_kernel]
-template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
     pipeline_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
                     std::size_t num_batches) {
@@ -140,8 +99,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   cuda::pipeline<cuda::thread_scope_block> pipe = cuda::make_pipeline(block, &shared_state, kProducerThreads);
   const bool is_producer_warp = threadIdx.x / kWarpThreads == 0;
 
-  // The pipeline keeps its stage index private; each role keeps its own copy to pick the buffer.
-  StageCursor<kStages> cursor;
+  // The pipeline keeps its stage index private; each role keeps its own cursor to pick the buffer.
+  course::StageCursor<kStages> cursor;
   if (is_producer_warp) {
     const cg::thread_block_tile<kWarpThreads> producer_warp = cg::tiled_partition<kWarpThreads>(block);
     for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
@@ -180,25 +139,10 @@ __device__ inline void arrive_when_copies_land(std::uint64_t* bar) {
 }
 /// [arrive_noinc]
 
-/// [copy_plan]
-// Which 16-byte chunk producer lane `lane_idx` copies in its k-th copy of `batch`, which lands
-// in buffer `stage`: element offsets into smem_batches (all stages) and into the input.
-// Lanes take neighbouring chunks, so each step of the warp reads 512 contiguous bytes.
-struct ChunkCopy {
-  int smem_elem;
-  std::size_t gmem_elem;
-};
-__host__ __device__ constexpr ChunkCopy producer_chunk(std::size_t batch, int stage, int lane_idx, int k) {
-  const int elem = (k * kProducerThreads + lane_idx) * kChunkElems;
-  return {stage * kBatchElems + elem, batch * kBatchElems + elem};
-}
-/// [copy_plan]
-
 /// [mbarrier_producer]
-template <int kStages>
 __device__ void produce_batches(const std::uint32_t* gmem_in, std::uint32_t* smem_batches, std::uint64_t* full_bar,
                                 std::uint64_t* empty_bar, std::size_t num_batches, int lane_idx) {
-  StageCursor<kStages> cursor;
+  course::StageCursor<kStages> cursor;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
     // TUTORIAL: the buffer is free once the consumers finished the batch it held one round
     // ago, i.e. when empty_bar[stage] completed the phase *before* cursor.phase. Waiting for
@@ -216,10 +160,9 @@ __device__ void produce_batches(const std::uint32_t* gmem_in, std::uint32_t* sme
 /// [mbarrier_producer]
 
 /// [mbarrier_consumer]
-template <int kStages>
 __device__ void consume_batches(const std::uint32_t* smem_batches, std::uint32_t* gmem_out, std::uint64_t* full_bar,
                                 std::uint64_t* empty_bar, std::size_t num_batches, int consumer_idx) {
-  StageCursor<kStages> cursor;
+  course::StageCursor<kStages> cursor;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
     // The batch is complete when all kFullArrivals producer lanes' copies landed in this round.
     course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
@@ -233,7 +176,6 @@ __device__ void consume_batches(const std::uint32_t* smem_batches, std::uint32_t
 /// [mbarrier_consumer]
 
 /// [mbarrier_kernel]
-template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
     mbarrier_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
                     std::size_t num_batches) {
@@ -250,9 +192,9 @@ __global__ void __launch_bounds__(kBlockThreads)
   __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
 
   if (threadIdx.x / kWarpThreads == 0) {
-    produce_batches<kStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
+    produce_batches(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
   } else {
-    consume_batches<kStages>(smem_batches, gmem_out, full_bar, empty_bar, num_batches, threadIdx.x - kProducerThreads);
+    consume_batches(smem_batches, gmem_out, full_bar, empty_bar, num_batches, threadIdx.x - kProducerThreads);
   }
 }
 /// [mbarrier_kernel]
@@ -291,12 +233,9 @@ struct Variant {
   Launch launch;
 };
 const Variant kVariants[] = {
-    {"pipeline", "partitioned cuda::pipeline, 1 producer warp, 2 buffers",
-     &launch_resident<pipeline_kernel<kDoubleBuffering>>},
-    {"pipeline_4stage", "the same with 4 buffers", &launch_resident<pipeline_kernel<4>>},
+    {"pipeline", "partitioned cuda::pipeline, 1 producer warp, 2 buffers", &launch_resident<pipeline_kernel>},
     {"mbarrier", "raw mbarriers full_bar/empty_bar, cp.async...arrive.noinc, 2 buffers",
-     &launch_resident<mbarrier_kernel<kDoubleBuffering>>},
-    {"mbarrier_4stage", "the same with 4 buffers", &launch_resident<mbarrier_kernel<4>>},
+     &launch_resident<mbarrier_kernel>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
@@ -335,27 +274,12 @@ void run(const course::Options& opts, course::Report& report) {
   }
 }
 
-// What runs without a GPU: the block's roles, the arrival counts and the cursor's walk.
-void print_host_model(std::ostream& out) {
-  out << "block: 1 producer warp + " << kConsumerWarps << " consumer warps (" << kBlockThreads
-      << " threads); batches of " << kBatchBytes / 1024 << " KiB, " << kChunksPerProducer
-      << " 16-byte copies per producer lane per batch\n"
-      << "full_bar[stage]  expects " << kFullArrivals << " arrivals: one cp.async.mbarrier.arrive.noinc per producer lane\n"
-      << "empty_bar[stage] expects " << kEmptyArrivals << " arrivals: one per consumer warp\n"
-      << "batch -> {stage, phase} with " << kDoubleBuffering << " buffers:";
-  StageCursor<kDoubleBuffering> cursor;
-  for (int batch = 0; batch < 5; ++batch, cursor.advance()) {
-    out << ' ' << batch << "->{" << cursor.stage << ',' << cursor.phase << '}';
-  }
-  out << '\n';
-}
-
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info;
   info.program = "warp_specialized";
   info.title = "05 warp_specialized: a producer warp and consumer warps around a ring of buffers";
   info.explanation =
-      "The block's first warp copies 8 KiB batches into a ring of shared-memory buffers with LDGSTS;\n"
+      "The block's first warp copies 8 KiB batches into a ring of two shared-memory buffers with LDGSTS;\n"
       "four consumer warps compute each batch (chapter 01's ring smoothing) and store it. Buffers are\n"
       "handed over through a partitioned cuda::pipeline, or through raw full/empty mbarriers.";
   info.requirement = {8, 0, false, "cp.async (LDGSTS) and mbarrier"};
@@ -363,7 +287,7 @@ course::ChapterInfo chapter_info() {
   info.bench_bytes = 1u << 30;
   info.size_rule =
       course::whole_multiples_of(kBatchBytes, "--size must be a whole number of 8 KiB batches (2048 uint32 elements)");
-  info.host_model = print_host_model;
+  info.host_model = print_ring_model<kStages>;  // runs without a GPU
   return info;
 }
 

@@ -1,216 +1,134 @@
-// Tests for 05_warp_specialized: the {stage, phase} cursor, the arrival counts against a
-// CPU model of the mbarrier protocol, the producer's copy plan against the guide's, what
-// each kernel compiles to (PTX), every variant bit-exact on the GPU, and a broken variant
-// stopped by a bounded wait.
-#include "warp_specialized.cu"
+// Tests for 05_warp_specialized: the ring of buffers run on host models of its barriers (order,
+// depth, parities, and the arrival counts and parity that deadlock it), the producer's copy plan
+// against the guide's, what each kernel of the lesson and the lab compiles to, every variant of
+// the lesson and every row of the lab bit-exact on the GPU, and a broken kernel stopped by a
+// bounded wait.
+#include "warp_specialized_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
 
-#include <functional>
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "course/codegen.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
 
 namespace {
 
-// ---- The {stage, phase} cursor --------------------------------------------------------------
+// ---- The ring, on host models of its barriers ------------------------------------------------
 
-template <int kStages>
-void expect_cursor_walk() {
-  StageCursor<kStages> cursor;
-  for (int batch = 0; batch < 5 * kStages + 3; ++batch) {
-    ASSERT_EQ(cursor.stage, batch % kStages) << kStages << " stages, batch " << batch;
-    ASSERT_EQ(cursor.phase, static_cast<std::uint32_t>((batch / kStages) % 2)) << kStages << " stages, batch " << batch;
-    const std::uint32_t before = cursor.phase;
-    cursor.advance();
-    ASSERT_EQ(cursor.phase != before, cursor.stage == 0) << "the phase flips exactly when the ring wraps";
+template <int kS>
+void expect_ring_in_order(int num_batches) {
+  const RingRun run = run_ring<kS>(num_batches);
+  const std::string where = std::to_string(kS) + " buffers, " + std::to_string(num_batches) + " batches";
+  ASSERT_EQ(run.problem, "") << where;
+  ASSERT_EQ(run.steps.size(), 2u * num_batches) << where << ": every batch filled once and taken once";
+  int filled = 0, taken = 0, deepest = 0;
+  for (const RingStep& step : run.steps) {
+    // Batch b lives in buffer b % kS, in the round of parity (b / kS) % 2, for both roles.
+    EXPECT_EQ(step.stage, step.batch % kS) << where << ", batch " << step.batch;
+    EXPECT_EQ(step.phase, static_cast<std::uint32_t>((step.batch / kS) % 2)) << where << ", batch " << step.batch;
+    EXPECT_EQ(step.batch, step.fill ? filled++ : taken++) << where << ": in order";
+    deepest = std::max(deepest, filled - taken);
+  }
+  // The barriers let the producer run exactly kS batches ahead of the consumers, and no further.
+  EXPECT_EQ(deepest, std::min(kS, num_batches)) << where;
+}
+
+TEST(HostRing, EveryBatchGoesThroughItsBufferInOrderAndTheProducerRunsRingDeepAhead) {
+  for (int batches : {1, 2, 3, 4, 5, 7, 64}) {
+    expect_ring_in_order<1>(batches);
+    expect_ring_in_order<2>(batches);
+    expect_ring_in_order<3>(batches);
+    expect_ring_in_order<4>(batches);
   }
 }
 
-TEST(HostStageCursor, WalksTheRingAndFlipsThePhaseOnWrap) {
-  expect_cursor_walk<1>();
-  expect_cursor_walk<2>();
-  expect_cursor_walk<3>();
-  expect_cursor_walk<4>();
+TEST(HostRing, OneBufferAlternatesFillAndTake) {
+  const RingRun run = run_ring<1>(4);
+  ASSERT_EQ(run.problem, "");
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    EXPECT_EQ(run.steps[i].fill, i % 2 == 0) << "step " << i << ": nothing overlaps inside a block";
+    EXPECT_EQ(run.steps[i].phase, static_cast<std::uint32_t>(run.steps[i].batch % 2)) << "the phase flips every batch";
+  }
 }
 
-TEST(HostStageCursor, OneStageFlipsEveryBatch) {
-  StageCursor<1> cursor;
-  cursor.advance();
-  EXPECT_EQ(cursor.stage, 0);
-  EXPECT_EQ(cursor.phase, 1u);
-  cursor.advance();
-  EXPECT_EQ(cursor.phase, 0u);
+TEST(HostRing, PrintedModelShowsTheCountsTheWalkAndTheOrder) {
+  std::ostringstream out;
+  print_ring_model<2>(out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("full_bar[stage]  expects 32 arrivals"), std::string::npos) << text;
+  EXPECT_NE(text.find("empty_bar[stage] expects 4 arrivals"), std::string::npos) << text;
+  EXPECT_NE(text.find("with 2 buffers: 0->{0,0} 1->{1,0} 2->{0,1} 3->{1,1} 4->{0,0}\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(": fill 0, fill 1, take 0, fill 2, take 1, fill 3, take 2, fill 4, take 3, take 4\n"),
+            std::string::npos)
+      << text;
+  std::ostringstream one;
+  print_ring_walk<1>(one);
+  EXPECT_NE(one.str().find("with 1 buffer: 0->{0,0} 1->{0,1} 2->{0,0}"), std::string::npos) << one.str();
+  EXPECT_NE(one.str().find(": fill 0, take 0, fill 1, take 1,"), std::string::npos) << one.str();
 }
 
-// ---- The arrival counts, on a CPU model of the mbarrier protocol ---------------------------
-
-// An mbarrier as far as this protocol needs it: an expected count, arrivals pending in the
-// current phase, and the phase number. try_wait_parity(p) is true once the phase of parity p
-// has completed, i.e. while the current phase has the other parity.
-struct MbarrierModel {
-  std::uint32_t expected = 0, pending = 0, phase = 0;
-  void init(std::uint32_t count) {
-    expected = count;
-    pending = count;
-  }
-  void arrive() {
-    if (--pending > 0) return;
-    pending = expected;  // the phase completes and the next one starts
-    ++phase;
-  }
-  bool try_wait_parity(std::uint32_t parity) const { return (phase & 1u) != parity; }
-};
-
-// Runs one block's producer and consumer warps over `num_batches` batches, each role taking a
-// step whenever its wait would return, exactly as the kernel's loops do (same cursor, same
-// parities, same arrivals). Returns "" when all batches were produced and consumed in order,
-// otherwise the first wait that can never return (the bounded wait's diagnosis).
-template <int kStages>
-std::string simulate(int num_batches, std::uint32_t full_count, std::uint32_t empty_count) {
-  MbarrierModel full_bar[kStages], empty_bar[kStages];
-  for (int s = 0; s < kStages; ++s) {
-    full_bar[s].init(full_count);
-    empty_bar[s].init(empty_count);
-  }
-  StageCursor<kStages> producer, consumer;
-  int produced = 0, consumed = 0;
-  int holds[kStages];  // which batch each buffer holds
-  for (int& h : holds) h = -1;
-  while (consumed < num_batches) {
-    bool moved = false;
-    if (produced < num_batches && empty_bar[producer.stage].try_wait_parity(producer.phase ^ 1u)) {
-      if (holds[producer.stage] != -1) return "producer overwrote a batch nobody consumed";
-      holds[producer.stage] = produced++;
-      for (int lane = 0; lane < kProducerThreads; ++lane) full_bar[producer.stage].arrive();  // copies landed
-      producer.advance();
-      moved = true;
-    }
-    if (full_bar[consumer.stage].try_wait_parity(consumer.phase)) {
-      if (holds[consumer.stage] != consumed) return "consumers read the wrong batch";
-      holds[consumer.stage] = -1;
-      ++consumed;
-      for (int warp = 0; warp < kConsumerWarps; ++warp) empty_bar[consumer.stage].arrive();
-      consumer.advance();
-      moved = true;
-    }
-    if (!moved) {
-      std::string stuck = "stuck: ";
-      if (produced < num_batches) {
-        stuck += "producer waits on 'empty' stage " + std::to_string(producer.stage) + " parity " +
-                 std::to_string(producer.phase ^ 1u) + ", ";
-      }
-      return stuck + "consumers wait on 'full' stage " + std::to_string(consumer.stage) + " phase " +
-             std::to_string(consumer.phase);
-    }
-  }
-  return "";
-}
+// ---- The arrival counts and the parity, on the same model -----------------------------------
 
 TEST(HostArrivalCounts, TheKernelsCountsNeverDeadlock) {
   for (int batches : {1, 2, 3, 7, 64}) {
-    EXPECT_EQ((simulate<1>(batches, kFullArrivals, kEmptyArrivals)), "") << batches << " batches";
-    EXPECT_EQ((simulate<2>(batches, kFullArrivals, kEmptyArrivals)), "") << batches << " batches";
-    EXPECT_EQ((simulate<3>(batches, kFullArrivals, kEmptyArrivals)), "") << batches << " batches";
-    EXPECT_EQ((simulate<4>(batches, kFullArrivals, kEmptyArrivals)), "") << batches << " batches";
+    EXPECT_EQ(run_ring<1>(batches).problem, "") << batches << " batches";
+    EXPECT_EQ(run_ring<2>(batches).problem, "") << batches << " batches";
+    EXPECT_EQ(run_ring<3>(batches).problem, "") << batches << " batches";
+    EXPECT_EQ(run_ring<4>(batches).problem, "") << batches << " batches";
   }
 }
 
 TEST(HostArrivalCounts, TheGuidesBlockSizeCountNeverCompletesFull) {
   // The guide's primitives version initialises every barrier with block.size(), because there
   // every thread arrives on every barrier. Here only the producer lanes arrive on full_bar.
-  EXPECT_EQ((simulate<2>(2, kBlockThreads, kEmptyArrivals)), "stuck: consumers wait on 'full' stage 0 phase 0");
+  RingProtocol guide;
+  guide.full_arrivals = kBlockThreads;
+  EXPECT_EQ(run_ring<2>(2, guide).problem, "stuck: consumers wait on 'full' stage 0 phase 0");
 }
 
 TEST(HostArrivalCounts, OneArrivalPerConsumerThreadLeavesTheProducerWaiting) {
   // empty_bar counts warps; counting threads would stall the producer's second round.
-  EXPECT_EQ((simulate<2>(3, kFullArrivals, kConsumerThreads)),
+  RingProtocol per_thread;
+  per_thread.empty_arrivals = kConsumerThreads;
+  EXPECT_EQ(run_ring<2>(3, per_thread).problem,
             "stuck: producer waits on 'empty' stage 0 parity 0, consumers wait on 'full' stage 0 phase 1");
+}
+
+TEST(HostArrivalCounts, WaitingForTheCursorsOwnPhaseOnEmptyStallsTheFirstFill) {
+  // The producer must wait for the phase *before* its cursor's: a fresh barrier counts that one
+  // as complete. Waiting for the cursor's own parity waits for a release nobody can make yet.
+  RingProtocol same_parity;
+  same_parity.producer_waits_phase_before = false;
+  EXPECT_EQ(run_ring<2>(2, same_parity).problem,
+            "stuck: producer waits on 'empty' stage 0 parity 0, consumers wait on 'full' stage 0 phase 0");
 }
 
 // ---- The producer's copy plan -------------------------------------------------------------
 
-// Which elements of the ring of buffers one producer lane writes for one batch, and from where.
-struct ElementCopy {
-  long smem_elem;  // index into all kStages buffers
-  long gmem_elem;  // index into the input
-};
-using Plan = std::function<std::vector<ElementCopy>(std::size_t batch, int stage, int lane)>;
-
-// The first problem with a plan for batch `batch` (held in buffer batch % kStages): every element
-// of that buffer written exactly once, from the same position of the batch, nothing outside it.
-std::string plan_problem(const Plan& plan, std::size_t batch, int stages) {
-  const int stage = static_cast<int>(batch % stages);
-  std::vector<int> writes(static_cast<std::size_t>(stages) * kBatchElems, 0);
-  for (int lane = 0; lane < kProducerThreads; ++lane) {
-    for (const ElementCopy& c : plan(batch, stage, lane)) {
-      if (c.smem_elem < 0 || c.smem_elem >= static_cast<long>(writes.size())) {
-        return "batch " + std::to_string(batch) + " writes element " + std::to_string(c.smem_elem) + ", past the " +
-               std::to_string(stages) + " buffers (" + std::to_string(writes.size()) + " elements)";
-      }
-      const long offset = c.smem_elem - static_cast<long>(stage) * kBatchElems;
-      if (offset < 0 || offset >= kBatchElems) return "batch " + std::to_string(batch) + " writes another buffer";
-      if (c.gmem_elem != static_cast<long>(batch) * kBatchElems + offset) {
-        return "batch " + std::to_string(batch) + " fills element " + std::to_string(offset) + " from the wrong input";
-      }
-      ++writes[c.smem_elem];
-    }
-  }
-  int unwritten = 0;
-  for (int i = 0; i < kBatchElems; ++i) {
-    const int count = writes[static_cast<std::size_t>(stage) * kBatchElems + i];
-    if (count > 1) return "batch " + std::to_string(batch) + " writes element " + std::to_string(i) + " twice";
-    unwritten += count == 0 ? 1 : 0;
-  }
-  if (unwritten > 0) {
-    return "batch " + std::to_string(batch) + ": " + std::to_string(unwritten) + " of " +
-           std::to_string(kBatchElems) + " elements of its buffer never written";
-  }
-  return "";
-}
-
-// This chapter's producer: kChunksPerProducer 16-byte chunks per lane (producer_chunk()).
-std::vector<ElementCopy> chapter_plan(std::size_t batch, int stage, int lane) {
-  std::vector<ElementCopy> copies;
-  for (int k = 0; k < kChunksPerProducer; ++k) {
-    const ChunkCopy chunk = producer_chunk(batch, stage, lane, k);
-    for (int e = 0; e < kChunkElems; ++e) {
-      copies.push_back({chunk.smem_elem + e, static_cast<long>(chunk.gmem_elem) + e});
-    }
-  }
-  return copies;
-}
-
-// The guide's cuda::pipeline version, transcribed: each producer lane copies one float,
-// `buffer + stage * buffer_len + threadIdx.x` from `in + batch * buffer_len + threadIdx.x`.
-std::vector<ElementCopy> guide_pipeline_plan(std::size_t batch, int stage, int lane) {
-  return {{static_cast<long>(stage) * kBatchElems + lane, static_cast<long>(batch) * kBatchElems + lane}};
-}
-
-// The guide's primitives version, transcribed: `buffer + i * buffer_len + threadIdx.x`, where i
-// is the batch, not the buffer.
-std::vector<ElementCopy> guide_primitives_plan(std::size_t batch, int /*stage*/, int lane) {
-  return {{static_cast<long>(batch) * kBatchElems + lane, static_cast<long>(batch) * kBatchElems + lane}};
-}
-
 TEST(HostCopyPlan, EveryBufferElementOnceFromItsBatch) {
   for (std::size_t batch : {0u, 1u, 2u, 3u, 1001u}) {
-    EXPECT_EQ(plan_problem(chapter_plan, batch, kDoubleBuffering), "") << "batch " << batch;
-    EXPECT_EQ(plan_problem(chapter_plan, batch, 4), "") << "batch " << batch;
+    EXPECT_EQ(plan_problem(chapter_plan, batch, kStages), "") << "batch " << batch;
+    for (int stages = 1; stages <= 4; ++stages) EXPECT_EQ(plan_problem(chapter_plan, batch, stages), "") << stages;
   }
 }
 
 TEST(HostCopyPlan, CatchesTheGuidesThirtyTwoElementsPerBatch) {
-  EXPECT_EQ(plan_problem(guide_pipeline_plan, 0, kDoubleBuffering),
+  EXPECT_EQ(plan_problem(guide_pipeline_plan, 0, kStages),
             "batch 0: 2016 of 2048 elements of its buffer never written");
 }
 
 TEST(HostCopyPlan, CatchesTheGuidesBufferIndexedByBatch) {
-  EXPECT_EQ(plan_problem(guide_primitives_plan, 1, kDoubleBuffering),
+  EXPECT_EQ(plan_problem(guide_primitives_plan, 1, kStages),
             "batch 1: 2016 of 2048 elements of its buffer never written");
-  EXPECT_EQ(plan_problem(guide_primitives_plan, 2, kDoubleBuffering),
+  EXPECT_EQ(plan_problem(guide_primitives_plan, 2, kStages),
             "batch 2 writes element 4096, past the 2 buffers (4096 elements)");
 }
 
@@ -226,97 +144,158 @@ TEST(HostWarpSpecialized, ReferenceMixesNeighboursInsideEachBatchRing) {
 }
 
 TEST(HostWarpSpecialized, SizeMustBeWholeBatches) {
-  const course::ChapterInfo info = chapter_info();
-  EXPECT_FALSE(info.size_rule(kBatchBytes));
-  EXPECT_FALSE(info.size_rule(1000 * kBatchBytes));
-  EXPECT_TRUE(info.size_rule(kBatchBytes / 2));
-  EXPECT_TRUE(info.size_rule(kBatchBytes + 16));
-}
-
-// ---- What the compiler emits (PTX generated by the build) --------------------------------
-
-// The body of a kernel in the PTX: from its .entry line to its closing brace. (cuda::ptx's
-// inline assembly also puts braces in column 0, each followed by "// end inline asm".)
-std::string kernel_body(const std::string& ptx, const std::string& name) {
-  const std::size_t start = ptx.find(".entry " + name);
-  if (start == std::string::npos) return "";
-  for (std::size_t pos = start;;) {
-    const std::size_t end = ptx.find("\n}\n", pos);
-    if (end == std::string::npos) return ptx.substr(start);
-    if (ptx.compare(end + 3, 18, "\t// end inline asm") != 0) return ptx.substr(start, end + 3 - start);
-    pos = end + 3;
+  for (const course::ChapterInfo& info : {chapter_info(), lab::chapter_info()}) {
+    EXPECT_FALSE(info.size_rule(kBatchBytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(1000 * kBatchBytes)) << info.program;
+    EXPECT_TRUE(info.size_rule(kBatchBytes / 2)) << info.program;
+    EXPECT_TRUE(info.size_rule(kBatchBytes + 16)) << info.program;
   }
 }
+
+TEST(HostWarpSpecialized, TheLabRunsBothKernelsWithOneToFourBuffers) {
+  ASSERT_EQ(std::size(lab::kVariants), 8u);
+  for (const char* kernel : {"pipeline", "mbarrier"}) {
+    for (int stages = 1; stages <= 4; ++stages) {
+      const std::string name = std::string(kernel) + "_" + std::to_string(stages) + "stage";
+      EXPECT_EQ(std::count_if(std::begin(lab::kVariants), std::end(lab::kVariants),
+                              [&](const Variant& v) { return name == v.name; }),
+                1)
+          << name;
+    }
+  }
+}
+
+// ---- What the compiler emits (PTX generated by the build; SASS of this executable) ----------
 
 class HostCodegen : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ptx80_ = course::read_text_file(COURSE_PTX_DIR "/warp_specialized.compute_80.ptx");
-    ptx90_ = course::read_text_file(COURSE_PTX_DIR "/warp_specialized.compute_90.ptx");
+    for (const char* arch : {"80", "90"}) {
+      lesson_[arch] = course::chapter_ptx("warp_specialized", arch);
+      lab_[arch] = course::chapter_ptx("warp_specialized_lab", arch);
+    }
   }
-  static std::string kernel(const std::string& ptx, const char* name) {
-    const std::string body = kernel_body(ptx, name);
-    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
+  // A kernel of the lesson (plain name) or of the lab (namespace lab, with its buffer count).
+  static std::string lesson_kernel(const std::string& arch, const std::string& name) {
+    const std::string body = course::ptx_kernel_body(lesson_.at(arch), std::to_string(name.size()) + name + "PKj");
+    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in warp_specialized.compute_" << arch << ".ptx";
     return body;
   }
-  static bool has(const std::string& body, const char* text) { return body.find(text) != std::string::npos; }
-  static inline std::string ptx80_, ptx90_;
+  static std::string lab_kernel(const std::string& arch, const std::string& name, int stages) {
+    const std::string part = "3lab" + std::to_string(name.size()) + name + "ILi" + std::to_string(stages) + "EE";
+    const std::string body = course::ptx_kernel_body(lab_.at(arch), part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in warp_specialized_lab.compute_" << arch << ".ptx";
+    return body;
+  }
+  // The lesson's kernel and the lab's at every buffer count.
+  static std::vector<std::string> every(const std::string& arch, const std::string& name) {
+    std::vector<std::string> kernels = {lesson_kernel(arch, name)};
+    for (int stages = 1; stages <= 4; ++stages) kernels.push_back(lab_kernel(arch, name, stages));
+    return kernels;
+  }
+  static bool has(const std::string& body, const std::string& text) { return body.find(text) != std::string::npos; }
+  static inline std::map<std::string, std::string> lesson_, lab_;
 };
 
-constexpr const char* kPipeline2 = "_Z15pipeline_kernelILi2EEvPKjPjm";
-constexpr const char* kMbarrier2 = "_Z15mbarrier_kernelILi2EEvPKjPjm";
-
-TEST_F(HostCodegen, KernelBodyFindsTheEndPastInlineAsmBraces) {
-  const std::string k = kernel(ptx90_, kMbarrier2);
-  EXPECT_TRUE(has(k, "mbarrier.try_wait.parity")) << "the first inline-asm brace is not the end";
-  EXPECT_TRUE(has(k, "st.global.v4.u32"));
-  EXPECT_FALSE(has(k, ".entry _Z15mbarrier_kernelILi4E")) << "the body ran into the next kernel";
-}
-
+// Both versions copy with 16-byte LDGSTS that bypass L1 (cp.async.cg), also on 9.0: cuda::pipeline
+// allows no bulk-copy completion, and the raw version issues LDGSTS explicitly.
 TEST_F(HostCodegen, BothVariantsCopyWithSixteenByteLdgstsOnBothArchitectures) {
-  for (const std::string* ptx : {&ptx80_, &ptx90_}) {
-    for (const char* name : {kPipeline2, kMbarrier2}) {
-      const std::string k = kernel(*ptx, name);
-      EXPECT_TRUE(has(k, "cp.async.cg.shared.global")) << name;
-      EXPECT_TRUE(has(k, ", 16, 16;")) << name;
-      EXPECT_FALSE(has(k, "cp.async.bulk")) << name << ": cuda::pipeline allows no bulk-copy completion";
-      EXPECT_FALSE(has(k, "ld.global")) << name << " should not copy through registers";
+  for (const char* arch : {"80", "90"}) {
+    for (const char* name : {"pipeline_kernel", "mbarrier_kernel"}) {
+      for (const std::string& k : every(arch, name)) {
+        EXPECT_GE(course::count_matches(k, R"(cp\.async\.cg\.shared\.global [^;]*, 16, 16;)"), 1) << name << arch;
+        EXPECT_FALSE(has(k, "cp.async.bulk")) << name << arch << ": cuda::pipeline allows no bulk-copy completion";
+        EXPECT_FALSE(has(k, "ld.global")) << name << arch << " should not copy through registers";
+      }
     }
+    EXPECT_FALSE(has(lesson_.at(arch), "cp.async.bulk")) << "warp_specialized.compute_" << arch << ".ptx";
+    EXPECT_FALSE(has(lab_.at(arch), "cp.async.bulk")) << "warp_specialized_lab.compute_" << arch << ".ptx";
   }
 }
 
 TEST_F(HostCodegen, PipelineCommitArrivesWithoutNoinc) {
   // producer_commit: cp.async.mbarrier.arrive (raises the pending count) plus an ordinary arrive.
-  for (const std::string* ptx : {&ptx80_, &ptx90_}) {
-    const std::string k = kernel(*ptx, kPipeline2);
-    EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.shared.b64"));
-    EXPECT_FALSE(has(k, "cp.async.mbarrier.arrive.noinc"));
+  for (const char* arch : {"80", "90"}) {
+    for (const std::string& k : every(arch, "pipeline_kernel")) {
+      EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.shared.b64")) << arch;
+      EXPECT_FALSE(has(k, "cp.async.mbarrier.arrive.noinc")) << arch;
+    }
   }
 }
 
+// cp.async.mbarrier.arrive.noinc: the hardware arrives on the barrier once this thread's earlier
+// cp.async copies have landed, as one of the barrier's initialised arrivals.
 TEST_F(HostCodegen, RawVariantArrivesWithNoincOnly) {
-  for (const std::string* ptx : {&ptx80_, &ptx90_}) {
-    const std::string k = kernel(*ptx, kMbarrier2);
-    EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.noinc.shared.b64"));
-    EXPECT_FALSE(has(k, "cp.async.mbarrier.arrive.shared.b64"));
-    EXPECT_TRUE(has(k, "mbarrier.init.shared.b64"));
-    EXPECT_FALSE(has(k, "cp.async.commit_group")) << "completion goes through the mbarrier, not async-groups";
+  for (const char* arch : {"80", "90"}) {
+    for (const std::string& k : every(arch, "mbarrier_kernel")) {
+      EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.noinc.shared.b64")) << arch;
+      EXPECT_FALSE(has(k, "cp.async.mbarrier.arrive.shared.b64")) << arch;
+      EXPECT_TRUE(has(k, "mbarrier.init.shared.b64")) << arch;
+      EXPECT_FALSE(has(k, "cp.async.commit_group")) << arch << ": completion goes through the mbarrier, not groups";
+    }
   }
-  // The bounded wait polls with test_wait before 9.0 and with the suspending try_wait from 9.0.
-  EXPECT_TRUE(has(kernel(ptx80_, kMbarrier2), "mbarrier.test_wait.parity"));
-  EXPECT_TRUE(has(kernel(ptx90_, kMbarrier2), "mbarrier.try_wait.parity"));
+  // The bounded wait polls with test_wait before 9.0 and with the suspending try_wait from 9.0;
+  // both roles' code is in the kernel's body (the producer's arrive, the consumers' stores).
+  EXPECT_TRUE(has(lesson_kernel("80", "mbarrier_kernel"), "mbarrier.test_wait.parity"));
+  const std::string k90 = lesson_kernel("90", "mbarrier_kernel");
+  EXPECT_TRUE(has(k90, "mbarrier.try_wait.parity"));
+  EXPECT_TRUE(has(k90, "st.global.v4.u32"));
 }
 
 TEST_F(HostCodegen, ConsumersStoreSixteenBytesAtATime) {
-  for (const char* name : {kPipeline2, kMbarrier2}) {
-    const std::string k = kernel(ptx80_, name);
-    EXPECT_TRUE(has(k, "st.global.v4.u32")) << name;
-    EXPECT_FALSE(has(k, "st.global.u32")) << name;
+  for (const char* name : {"pipeline_kernel", "mbarrier_kernel"}) {
+    for (const std::string& k : every("80", name)) {
+      EXPECT_TRUE(has(k, "st.global.v4.u32")) << name;
+      EXPECT_FALSE(has(k, "st.global.u32")) << name;
+    }
   }
+}
+
+// The opcodes of a PTX body in order (operands aside, which name the kernel, its labels and its
+// shared variables).
+std::vector<std::string> instructions(const std::string& body) {
+  std::vector<std::string> opcodes;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line.compare(first, 2, "//") == 0 || line[first] == '.' || line[first] == '$' ||
+        line[first] == '}' || line[first] == ')') {
+      continue;  // blank, comment, directive, label, end of a block or of the parameter list
+    }
+    opcodes.push_back(line.substr(first, line.find_first_of(" \t;", first) - first));
+  }
+  return opcodes;
+}
+
+// The lab's two-buffer rows run the lesson's kernels: the same instructions in the same order.
+TEST_F(HostCodegen, TheLabsTwoBufferRowsAreTheLessonsKernels) {
+  static_assert(kStages == 2, "the lab's _2stage rows stand for the lesson");
+  for (const char* arch : {"80", "90"}) {
+    for (const char* name : {"pipeline_kernel", "mbarrier_kernel"}) {
+      const std::vector<std::string> lesson = instructions(lesson_kernel(arch, name));
+      EXPECT_GT(lesson.size(), 50u) << name << ": too few instructions found";
+      EXPECT_EQ(lesson, instructions(lab_kernel(arch, name, kStages))) << name << ", compute_" << arch;
+    }
+  }
+}
+
+// The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
+// missing): LDGSTS.E.BYPASS.128 is the 16-byte cp.async.cg, ARRIVES.LDGSTSBAR the arrive-on
+// (cp.async.mbarrier.arrive, with or without .noinc) that completes on an mbarrier.
+TEST_F(HostCodegen, MachineCodeOnHopperIsLdgstsCompletingOnBarriers) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  for (const char* name : {"pipeline_kernel", "mbarrier_kernel"}) {
+    const std::string k = course::sass_kernel_body(sass, std::to_string(std::string(name).size()) + name + "PKj");
+    ASSERT_FALSE(k.empty()) << "no kernel " << name << " in the sm_90 machine code";
+    EXPECT_GE(course::count_matches(k, R"(LDGSTS\.E\.BYPASS\.128)"), 1) << name;
+    EXPECT_GE(course::count_matches(k, R"(ARRIVES\.LDGSTSBAR)"), 1) << name;
+  }
+  EXPECT_EQ(course::count_matches(sass, "UBLKCP"), 0) << "no bulk copy anywhere";
 }
 
 // ---- On the GPU --------------------------------------------------------------------------
 
+// Every variant of the lesson and every row of the lab (the lab's Variant is the lesson's).
 class Sm80_WarpSpecialized : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
  protected:
   Sm80_WarpSpecialized() : GpuTest(chapter_info().requirement) {}
@@ -345,7 +324,7 @@ TEST_P(Sm80_WarpSpecialized, OddCountsThroughOneBlock) {
 }
 
 TEST_P(Sm80_WarpSpecialized, ManyRoundsThroughOneBlock) {
-  const course::Comparison result = verify_batches(GetParam(), 101, 1);  // 50 phase flips per buffer
+  const course::Comparison result = verify_batches(GetParam(), 101, 1);  // 50 phase flips per buffer with 2
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
 }
 
@@ -363,20 +342,8 @@ TEST_P(Sm80_WarpSpecialized, PoisonedOutputIsFullyOverwrittenTwice) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, Sm80_WarpSpecialized, ::testing::ValuesIn(kVariants),
-                         [](const auto& info) { return std::string(info.param.name); });
-
-// Stage counts 1 to 4 for both flavours, through one block and through the whole GPU.
-const Variant kStageCounts[] = {
-    {"pipeline_1stage", "", &launch_resident<pipeline_kernel<1>>},
-    {"pipeline_3stage", "", &launch_resident<pipeline_kernel<3>>},
-    {"mbarrier_1stage", "", &launch_resident<mbarrier_kernel<1>>},
-    {"mbarrier_3stage", "", &launch_resident<mbarrier_kernel<3>>},
-};
-
-class Sm80_WarpSpecializedStages : public Sm80_WarpSpecialized {};
-
-TEST_P(Sm80_WarpSpecializedStages, OneBlockAndWholeGpu) {
+// Batch counts around every buffer count, through one block and through the whole GPU.
+TEST_P(Sm80_WarpSpecialized, OneBlockAndWholeGpu) {
   for (unsigned max_blocks : {1u, 0u}) {
     for (std::size_t batches : {1u, 2u, 3u, 4u, 11u, 2003u}) {
       const course::Comparison result = verify_batches(GetParam(), batches, max_blocks);
@@ -386,33 +353,35 @@ TEST_P(Sm80_WarpSpecializedStages, OneBlockAndWholeGpu) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(StageCounts, Sm80_WarpSpecializedStages, ::testing::ValuesIn(kStageCounts),
-                         [](const auto& info) { return std::string(info.param.name); });
+const auto kVariantName = [](const auto& info) { return std::string(info.param.name); };
+INSTANTIATE_TEST_SUITE_P(Lesson, Sm80_WarpSpecialized, ::testing::ValuesIn(kVariants), kVariantName);
+INSTANTIATE_TEST_SUITE_P(Lab, Sm80_WarpSpecialized, ::testing::ValuesIn(lab::kVariants), kVariantName);
 
 // ---- A broken variant, stopped by a bounded wait -------------------------------------------
 
+/// [broken]
 // mbarrier_kernel with the guide's barrier count: block.size() expected arrivals on full_bar,
 // where only the kProducerThreads producer lanes ever arrive. The phase never completes, and
 // the consumers' bounded wait names the barrier, the stage and the phase.
 __global__ void __launch_bounds__(kBlockThreads)
     wrong_full_count_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  __shared__ alignas(16) std::uint32_t smem_batches[kDoubleBuffering * kBatchElems];
-  __shared__ alignas(8) std::uint64_t full_bar[kDoubleBuffering];
-  __shared__ alignas(8) std::uint64_t empty_bar[kDoubleBuffering];
+  __shared__ alignas(16) std::uint32_t smem_batches[kStages * kBatchElems];
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];
+  __shared__ alignas(8) std::uint64_t empty_bar[kStages];
   if (threadIdx.x == 0) {
-    for (int stage = 0; stage < kDoubleBuffering; ++stage) {
+    for (int stage = 0; stage < kStages; ++stage) {
       cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kBlockThreads});  // wrong: 32 arrive, not 160
-      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kEmptyArrivals});
+      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kEmptyArrivals});  // right: one per consumer warp
     }
   }
-  __syncthreads();
+  __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
   if (threadIdx.x / kWarpThreads == 0) {
-    produce_batches<kDoubleBuffering>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
+    produce_batches(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
   } else {
-    consume_batches<kDoubleBuffering>(smem_batches, gmem_out, full_bar, empty_bar, num_batches,
-                                      threadIdx.x - kProducerThreads);
+    consume_batches(smem_batches, gmem_out, full_bar, empty_bar, num_batches, threadIdx.x - kProducerThreads);
   }
 }
+/// [broken]
 
 // Two batches through one block: the producer never waits on empty_bar, so only the consumers
 // can be stuck. The buffers are never freed: the death test's child process ends right after.

@@ -8,6 +8,8 @@
 /// need `cuobjdump` and machine code for the architecture, and skip with the reason otherwise.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <optional>
 #include <regex>
@@ -68,7 +70,12 @@ inline std::optional<std::string> own_sass(const std::string& sm) {
 #else
   const std::string tool = "cuobjdump";
 #endif
-  const std::string command = "'" + tool + "' -sass -arch " + sm + " /proc/self/exe 2>/dev/null";
+  // The executable's own path, read here: inside the shell that popen starts, /proc/self/exe
+  // would name the shell.
+  char self[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0) return std::nullopt;
+  const std::string command = "'" + tool + "' -sass -arch " + sm + " '" + std::string(self, length) + "' 2>/dev/null";
   std::FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return std::nullopt;
   std::string text;
