@@ -82,11 +82,10 @@ foreach(index RANGE ${last})
     string(REGEX REPLACE "`([^`]*)`" "<code>\\1</code>" html "${html}")
     string(REPLACE "${bold}" "${html}" body "${body}")
   endforeach()
-  # A quoted file: its page on the site (a chapter's file under Examples, a library file's source).
-  string(REGEX REPLACE "From \\[`([A-Za-z0-9_]+)\\.([a-z]+)`\\]\\([A-Za-z0-9_.]+\\)"
-         "From [`\\1.\\2`](\\1_8\\2-example.html)" body "${body}")
-  string(REGEX REPLACE "From \\[`([A-Za-z0-9_]+)\\.([a-z]+)`\\]\\(\\.\\./common/course/[^)]*\\)"
-         "From [`\\1.\\2`](\\1_8\\2_source.html)" body "${body}")
+  # A link to a file of the chapter or of the shared library: its page on the site (a chapter's
+  # file under Examples, a library file's source).
+  string(REGEX REPLACE "\\]\\(([A-Za-z0-9_]+)\\.(cu|cuh|hpp|cpp)\\)" "](\\1_8\\2-example.html)" body "${body}")
+  string(REGEX REPLACE "\\]\\(\\.\\./common/course/([A-Za-z0-9_]+)\\.(cuh|hpp)\\)" "](\\1_8\\2_source.html)" body "${body}")
   set(page "${first}\n\n${nav}\n\n[TOC]\n")
   if(NOT files STREQUAL "")
     string(APPEND page "\n<b>Files:</b> ${files}\n")

@@ -264,7 +264,7 @@ def main():
         order = {"lesson": 0, "library": 1, "lab": 2}
         bars = sorted(bars, key=lambda b: order[b[2]])
         note = f"x cudaMemcpy device-to-device, same run; {device_of.get(folder) or 'unrecorded device'}"
-        write_if_changed(args.root / folder / "figures" / "results.svg",
+        write_if_changed(args.root / folder / "figures" / f"results_{folder}.svg",
                          bar_chart(f"{folder}: bandwidth of every variant", bars, note[:110]), args.check, stale)
         own = [b for b in bars if b[2] != "library"]
         if own:
@@ -273,7 +273,7 @@ def main():
         overview += [(f"{folder} ({b[0]})", b[1], "library") for b in bars if b[2] == "library"]
     if overview and len(bars_of) > 1:
         note = "each chapter's best variant, x cudaMemcpy device-to-device in the same run"
-        write_if_changed(args.root / "docs" / "results.svg", bar_chart("The course: best variant per chapter", overview, note),
+        write_if_changed(args.root / "docs" / "results_course.svg", bar_chart("The course: best variant per chapter", overview, note),
                          args.check, stale)
     return 1 if problems or stale else 0
 
