@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "course/testing.hpp"
 
@@ -49,6 +51,23 @@ inline std::string ptx_kernel_body(const std::string& ptx, const std::string& na
     pos = line_end;
   }
   return "";
+}
+
+/// The instructions of a PTX kernel body, in order, without their operands: what a test compares
+/// to say that two kernels compile to the same code (comments, directives, labels and the
+/// braces of blocks are left out).
+inline std::vector<std::string> ptx_instructions(const std::string& body) {
+  std::vector<std::string> opcodes;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line.compare(first, 2, "//") == 0 || line[first] == '.' || line[first] == '$' ||
+        line[first] == '}' || line[first] == ')') {
+      continue;  // blank, comment, directive, label, end of a block or of the parameter list
+    }
+    opcodes.push_back(line.substr(first, line.find_first_of(" \t;", first) - first));
+  }
+  return opcodes;
 }
 
 /// How many times the regular expression @p pattern (ECMAScript) matches in @p code.
