@@ -8,8 +8,9 @@
 // What changed from 02: one buffer becomes two, each with its own `full` barrier, so a
 // thread can arrive for the next batch and compute on the current one before it waits.
 // Hardware: compute capability 8.0+ (mbarrier, LDGSTS); on 9.0 the 16-byte aligned
-// cuda::memcpy_async variants become bulk copies (TMA), the others stay LDGSTS.
-// Run: build/03_barrier/barrier [--bench] [--variant=NAME]
+// cuda::memcpy_async variants become bulk copies (TMA), the noinc variant stays LDGSTS.
+// Run: build/03_barrier/barrier [--bench] [--variant=NAME]; the guide's plain byte count and
+//      rings of 1 to 4 buffers: build/03_barrier/barrier_lab.
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-ldgsts
 //        (4.11.1.1; 4.11.2.1.1 for explicit phase tracking); CUDA 11 guide, cuda::barrier:
 //        https://docs.nvidia.com/cuda/archive/11.8.0/cuda-c-programming-guide/index.html#asynchronous-data-copies-using-cuda-barrier
@@ -29,12 +30,11 @@
 #include <cuda_pipeline.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <ostream>
-#include <string>
 #include <utility>
 #include <vector>
 
+#include "barrier_model.hpp"  // what an mbarrier counts: traces, the arrival table, ring replays
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/check.hpp"
@@ -54,7 +54,7 @@ constexpr int kBatchElems = 1024;
 constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 4 KiB
 constexpr int kChunkBytes = 16;                                            // one LDGSTS, one uint4
 constexpr int kChunkElems = kChunkBytes / sizeof(std::uint32_t);
-constexpr int kStages = 2;  // double buffering: one batch is computed while the next one lands
+constexpr int kStages = 2;  // double buffering: one batch is computed while the next one lands (the lab runs 1-4)
 static_assert(kBatchBytes == kBlockThreads * kChunkBytes, "every thread copies and computes one 16-byte chunk");
 static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index wraps with a mask");
 static_assert(sizeof(block_barrier) == sizeof(std::uint64_t), "a block-scope cuda::barrier is one 64-bit mbarrier");
@@ -89,14 +89,17 @@ __device__ void compute_batch(const std::uint32_t* smem_batch, std::uint32_t* gm
 }
 
 /// [cursor]
-// Where the next wait happens: which buffer (stage) and the parity of the phase that its
-// barrier completes when that buffer's batch has landed. Every kStages batches the stage
-// wraps and each barrier has completed one more phase, so the parity flips.
+// A place in a ring of kRingStages buffers: which buffer (stage), and the parity of the phase
+// that its barrier completes when that buffer's batch has landed. Every kRingStages batches the
+// stage wraps and each barrier has completed one more phase, so the parity flips. Right for any
+// number of buffers, one included (course::StageCursor, which chapters 04-12 use, is this one).
+template <int kRingStages>
 struct StageCursor {
+  static_assert(kRingStages >= 1, "a ring needs at least one buffer");
   int stage = 0;
   std::uint32_t phase = 0;  // parity bit: 0, 1, 0, ...
   __host__ __device__ void advance() {
-    if (++stage == kStages) {
+    if (++stage == kRingStages) {
       stage = 0;
       phase ^= 1u;
     }
@@ -107,10 +110,9 @@ struct StageCursor {
 // ---- Kernels --------------------------------------------------------------------------------
 
 /// [arrive_and_wait]
-// The CUDA 11 guide's example with one buffer. Shape is the size argument's type:
-// cuda::aligned_size_t<16> promises 16-byte alignment; a plain std::size_t (the guide's
-// spelling) leaves the library with alignof(std::uint32_t) = 4.
-template <class Shape>
+// The CUDA 11 guide's example with one buffer. cuda::aligned_size_t<16> promises 16-byte
+// alignment; the guide's plain byte count would leave the library with alignof(std::uint32_t)
+// = 4 (the lab's arrive_and_wait_plain_size measures that).
 __global__ void arrive_and_wait_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
   __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
   __shared__ block_barrier full_bar;  // phase k completes when batch k of this block has landed
@@ -128,7 +130,8 @@ __global__ void arrive_and_wait_kernel(const std::uint32_t* gmem_in, std::uint32
     // expected arrival, which the hardware makes when that thread's copies have landed. With
     // 16-byte alignment on 9.0 thread 0 issues one bulk copy and adds its byte count to the
     // phase's transaction count instead. Either way thread arrivals alone cannot complete it.
-    cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems, Shape(kBatchBytes), full_bar);
+    cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems, cuda::aligned_size_t<16>(kBatchBytes),
+                       full_bar);
     // full_bar.arrive_and_wait() is full_bar.wait(full_bar.arrive()); the course bounds the wait.
     // Its phase covered every thread's copies: no __syncthreads() before reading neighbours.
     course::bounded_wait(full_bar, full_bar.arrive(), {"full", 0, phase});
@@ -147,31 +150,31 @@ __global__ void arrive_wait_token_kernel(const std::uint32_t* gmem_in, std::uint
   if (block.thread_rank() == 0) {
     for (int s = 0; s < kStages; ++s) init(&full_bar[s], block.size());  // each thread arrives once per phase
   }
-  block.sync();  // both barriers initialised before first use
-  if (blockIdx.x >= num_batches) return;
+  block.sync();  // every barrier initialised before first use
 
-  // Starts the copy of `batch` into `stage` and arrives: this thread has nothing more to
+  block_barrier::arrival_token token[kStages];  // token[s]: this thread's arrival on full_bar[s]
+  StageCursor<kStages> load_at;                 // the buffer the next copy fills
+  // Starts the copy of `batch` (if it exists) and arrives: this thread has nothing more to
   // contribute to that phase. The token names the phase; the wait comes later.
-  auto load = [&](std::size_t batch, int stage) {
-    cuda::memcpy_async(block, smem_batch[stage], gmem_in + batch * kBatchElems, cuda::aligned_size_t<16>(kBatchBytes),
-                       full_bar[stage]);
-    return full_bar[stage].arrive();
+  auto load = [&](std::size_t batch) {
+    if (batch >= num_batches) return;  // the drain: nothing left to fetch
+    cuda::memcpy_async(block, smem_batch[load_at.stage], gmem_in + batch * kBatchElems,
+                       cuda::aligned_size_t<16>(kBatchBytes), full_bar[load_at.stage]);
+    token[load_at.stage] = full_bar[load_at.stage].arrive();  // this thread's arrival; its token names the phase
+    load_at.advance();
   };
 
-  block_barrier::arrival_token current = load(blockIdx.x, 0);
-  StageCursor cursor;
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
-    const std::size_t next = batch + gridDim.x;
-    block_barrier::arrival_token upcoming{};
-    // TUTORIAL: split arrive and wait. The next batch's copy starts and this thread arrives
-    // for it now; the wait for it happens one iteration later, after computing the current
-    // batch. Its buffer was released by the block.sync() that ended the previous iteration.
-    if (next < num_batches) upcoming = load(next, cursor.stage ^ 1);
-    course::bounded_wait(full_bar[cursor.stage], std::move(current), {"full", cursor.stage, cursor.phase});
-    compute_batch(smem_batch[cursor.stage], gmem_out + batch * kBatchElems);
+  for (int s = 0; s < kStages - 1; ++s) load(blockIdx.x + s * std::size_t{gridDim.x});  // prime
+  StageCursor<kStages> wait_at;  // the buffer (and its barrier's phase) the next wait is for
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, wait_at.advance()) {
+    // TUTORIAL: split arrive and wait. The copy kStages - 1 batches ahead starts and this
+    // thread arrives for it now; the wait for it happens later, after computing the batches
+    // before it. It fills the buffer released by the block.sync() that ended the last iteration.
+    load(batch + (kStages - 1) * std::size_t{gridDim.x});
+    course::bounded_wait(full_bar[wait_at.stage], std::move(token[wait_at.stage]),  // the batch landed
+                         {"full", wait_at.stage, wait_at.phase});
+    compute_batch(smem_batch[wait_at.stage], gmem_out + batch * kBatchElems);
     block.sync();  // smem_batch[stage] is no longer read: the next iteration refills it
-    current = upcoming;
-    cursor.advance();
   }
 }
 /// [arrive_wait_token]
@@ -184,27 +187,28 @@ __global__ void parity_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_
   if (block.thread_rank() == 0) {
     for (int s = 0; s < kStages; ++s) init(&full_bar[s], block.size());  // each thread arrives once per phase
   }
-  block.sync();  // both barriers initialised before first use
-  if (blockIdx.x >= num_batches) return;
+  block.sync();  // every barrier initialised before first use
 
-  auto load = [&](std::size_t batch, int stage) {
-    cuda::memcpy_async(block, smem_batch[stage], gmem_in + batch * kBatchElems, cuda::aligned_size_t<16>(kBatchBytes),
-                       full_bar[stage]);
-    (void)full_bar[stage].arrive();  // arrival only: the wait below names the phase by its parity
+  StageCursor<kStages> load_at;
+  auto load = [&](std::size_t batch) {
+    if (batch >= num_batches) return;
+    cuda::memcpy_async(block, smem_batch[load_at.stage], gmem_in + batch * kBatchElems,
+                       cuda::aligned_size_t<16>(kBatchBytes), full_bar[load_at.stage]);
+    (void)full_bar[load_at.stage].arrive();  // arrival only: the wait below names the phase by its parity
+    load_at.advance();
   };
 
-  load(blockIdx.x, 0);
-  StageCursor cursor;
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
-    if (batch + gridDim.x < num_batches) load(batch + gridDim.x, cursor.stage ^ 1);
+  for (int s = 0; s < kStages - 1; ++s) load(blockIdx.x + s * std::size_t{gridDim.x});  // prime
+  StageCursor<kStages> wait_at;
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, wait_at.advance()) {
+    load(batch + (kStages - 1) * std::size_t{gridDim.x});
     // TUTORIAL: no token to keep: the wait names the phase by its parity, which the cursor
     // tracks. The wait goes to the mbarrier underneath the cuda::barrier (its native
     // handle): mbarrier.try_wait.parity on 9.0, mbarrier.test_wait.parity on 8.0.
-    std::uint64_t* full_mbar = cuda::device::barrier_native_handle(full_bar[cursor.stage]);
-    course::bounded_wait_parity(full_mbar, cursor.phase, {"full", cursor.stage, cursor.phase});
-    compute_batch(smem_batch[cursor.stage], gmem_out + batch * kBatchElems);
+    std::uint64_t* full_mbar = cuda::device::barrier_native_handle(full_bar[wait_at.stage]);
+    course::bounded_wait_parity(full_mbar, wait_at.phase, {"full", wait_at.stage, wait_at.phase});
+    compute_batch(smem_batch[wait_at.stage], gmem_out + batch * kBatchElems);
     block.sync();  // smem_batch[stage] is no longer read: the next iteration refills it
-    cursor.advance();
   }
 }
 /// [parity]
@@ -218,27 +222,28 @@ __global__ void noinc_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_o
   // .noinc the hardware adds that second arrival to the count by itself; with .noinc it is
   // one of the arrivals the barrier was initialised to expect.
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) cuda::ptx::mbarrier_init(&full_bar[s], 2 * blockDim.x);
+    for (int s = 0; s < kStages; ++s) cuda::ptx::mbarrier_init(&full_bar[s], 2 * blockDim.x);  // own + .noinc
   }
-  __syncthreads();  // both barriers initialised before first use
-  if (blockIdx.x >= num_batches) return;
+  __syncthreads();  // every barrier initialised before first use
 
   const int chunk = threadIdx.x * kChunkElems;
-  auto load = [&](std::size_t batch, int stage) {
-    __pipeline_memcpy_async(&smem_batch[stage][chunk], gmem_in + batch * kBatchElems + chunk, kChunkBytes);
-    cuda::ptx::cp_async_mbarrier_arrive_noinc(&full_bar[stage]);  // arrives when this thread's copies have landed
-    (void)cuda::ptx::mbarrier_arrive(&full_bar[stage]);            // this thread's own arrival
+  StageCursor<kStages> load_at;
+  auto load = [&](std::size_t batch) {
+    if (batch >= num_batches) return;
+    __pipeline_memcpy_async(&smem_batch[load_at.stage][chunk], gmem_in + batch * kBatchElems + chunk, kChunkBytes);
+    cuda::ptx::cp_async_mbarrier_arrive_noinc(&full_bar[load_at.stage]);  // arrives when this thread's copies have landed
+    (void)cuda::ptx::mbarrier_arrive(&full_bar[load_at.stage]);            // this thread's own arrival
+    load_at.advance();
   };
 
-  load(blockIdx.x, 0);
-  StageCursor cursor;
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
-    if (batch + gridDim.x < num_batches) load(batch + gridDim.x, cursor.stage ^ 1);
+  for (int s = 0; s < kStages - 1; ++s) load(blockIdx.x + s * std::size_t{gridDim.x});  // prime
+  StageCursor<kStages> wait_at;
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, wait_at.advance()) {
+    load(batch + (kStages - 1) * std::size_t{gridDim.x});
     // Every thread's chunk has landed once the phase completes: no __syncthreads needed.
-    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
-    compute_batch(smem_batch[cursor.stage], gmem_out + batch * kBatchElems);
+    course::bounded_wait_parity(&full_bar[wait_at.stage], wait_at.phase, {"full", wait_at.stage, wait_at.phase});
+    compute_batch(smem_batch[wait_at.stage], gmem_out + batch * kBatchElems);
     __syncthreads();  // smem_batch[stage] is no longer read: the next iteration refills it
-    cursor.advance();
   }
   // TUTORIAL: every wait has returned (the __syncthreads above) and no copy is pending, so
   // the barriers can be invalidated: PTX asks for mbarrier.inval before an mbarrier's
@@ -266,16 +271,15 @@ void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std:
 }
 /// [launch]
 
+using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches);
 struct Variant {
   const char* name;
   const char* summary;
-  void (*launch)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches);
+  Launch launch;
 };
 const Variant kVariants[] = {
     {"arrive_and_wait", "one buffer: cuda::memcpy_async(block, aligned_size_t<16>, bar), arrive_and_wait",
-     &launch_resident<arrive_and_wait_kernel<cuda::aligned_size_t<16>>>},
-    {"arrive_and_wait_plain_size", "the same with the guide's plain byte count: 4-byte LDGSTS, also on 9.0",
-     &launch_resident<arrive_and_wait_kernel<std::size_t>>},
+     &launch_resident<arrive_and_wait_kernel>},
     {"arrive_wait_token", "two buffers: arrive for the next batch, compute, then wait(token)",
      &launch_resident<arrive_wait_token_kernel>},
     {"parity", "two buffers: wait on the phase parity through the native mbarrier handle",
@@ -283,75 +287,6 @@ const Variant kVariants[] = {
     {"noinc", "raw mbarriers, per-thread 16-byte LDGSTS, cp.async.mbarrier.arrive.noinc",
      &launch_resident<noinc_kernel>},
 };
-
-// ---- Host model: what an mbarrier counts ---------------------------------------------------
-
-/// [model]
-// One mbarrier as the hardware sees it: the arrivals still missing in the current phase,
-// and how many phases have completed (the current phase's parity is `phase & 1`).
-struct BarrierModel {
-  int expected = 0;
-  int pending = 0;
-  unsigned phase = 0;
-
-  void init(int count) {
-    expected = pending = count;
-    phase = 0;
-  }
-  // mbarrier.arrive by `n` threads (or `n` asynchronous arrivals).
-  void arrive(int n) {
-    for (int i = 0; i < n; ++i) {
-      if (--pending > 0) continue;
-      ++phase;  // phase complete: the next one expects the same count
-      pending = expected;
-    }
-  }
-  // cp.async.mbarrier.arrive by `n` threads (no .noinc): +1 now, the arrival comes later.
-  void bind_copies(int n) { pending += n; }
-  // `n` copies land: their asynchronous arrivals (with or without .noinc).
-  void copies_land(int n) { arrive(n); }
-  // mbarrier.test_wait.parity: has the phase with this parity completed?
-  bool parity_done(unsigned parity) const { return (phase & 1u) != parity; }
-};
-/// [model]
-
-// The model's state, one line per step, for N threads that each bind one copy.
-std::string model_trace(const char* title, int num_threads, bool noinc, int init_count) {
-  BarrierModel bar;
-  std::string text = std::string("  ") + title + "\n";
-  auto step = [&](const std::string& what) {
-    char line[160];
-    std::snprintf(line, sizeof line, "    %-34s pending %2d  phase %u  wait_parity(0) %s\n", what.c_str(), bar.pending,
-                  bar.phase, bar.parity_done(0) ? "returns" : "waits");
-    text += line;
-  };
-  const std::string n = std::to_string(num_threads);
-  bar.init(init_count);
-  step("init(" + std::to_string(init_count) + ")");
-  if (!noinc) {
-    bar.bind_copies(num_threads);
-    step(n + " threads bind a copy (+1 each)");
-  }
-  bar.arrive(num_threads);
-  step(n + " threads arrive");
-  bar.copies_land(num_threads - 1);
-  step(std::to_string(num_threads - 1) + " copies land");
-  bar.copies_land(1);
-  step("the last copy lands");
-  return text;
-}
-
-void print_host_model(std::ostream& out) {
-  out << "host model of one barrier phase (4 threads, one copy each):\n"
-      << model_trace("cuda::memcpy_async bound to the barrier, init(4):", 4, false, 4)
-      << model_trace("cp.async.mbarrier.arrive.noinc, init(2 x 4):", 4, true, 8)
-      << model_trace("cp.async.mbarrier.arrive.noinc, init(4): completes before any data", 4, true, 4)
-      << model_trace("init(4 + 1): one arrival never comes, the wait is stopped", 4, false, 5)
-      << "  stage/parity of the waits for batches 0..5 (two buffers):";
-  StageCursor cursor;
-  for (int batch = 0; batch < 6; ++batch, cursor.advance()) out << ' ' << cursor.stage << '/' << cursor.phase;
-  out << '\n';
-}
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
 
@@ -370,9 +305,9 @@ struct Problem {
 };
 
 // Poison, launch, synchronise, compare bit-exactly (guard bands included).
-course::Comparison verify(const Variant& variant, Problem& problem) {
+course::Comparison verify(Launch launch, Problem& problem) {
   problem.gmem_out.poison();
-  variant.launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches);
+  launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches);
   COURSE_CHECK(cudaDeviceSynchronize());
   return problem.gmem_out.check(problem.expected, kBatchElems);
 }
@@ -381,7 +316,7 @@ void run(const course::Options& opts, course::Report& report) {
   Problem problem(opts.size_bytes / kBatchBytes);
   for (const Variant& v : kVariants) {
     course::check_and_time(
-        opts, report, v.name, [&] { return verify(v, problem); },
+        opts, report, v.name, [&] { return verify(v.launch, problem); },
         [&] { v.launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches); },
         2 * opts.size_bytes);  // each element read once and written once
   }
@@ -401,7 +336,10 @@ course::ChapterInfo chapter_info() {
   info.bench_bytes = 1u << 30;
   info.size_rule =
       course::whole_multiples_of(kBatchBytes, "--size must be a whole number of 4 KiB batches (1024 uint32 elements)");
-  info.host_model = print_host_model;
+  info.host_model = [](std::ostream& out) {
+    print_barrier_model(out, kBlockThreads, static_cast<int>(kBatchBytes));
+    print_cursor_walk<StageCursor<kStages>>(out, "two buffers", 6);
+  };
   return info;
 }
 

@@ -1,20 +1,28 @@
-// Tests for 03_barrier: the barrier model and the stage/parity cursor on the CPU, the guide's
-// prefetch schedule, what each kernel compiles to (PTX) on 8.0 and 9.0, every variant
-// bit-exact on the GPU, and broken arrival counts stopped by the bounded waits.
-#include "barrier.cu"
+// Tests for 03_barrier: the model (what a barrier counts, the arrivals that complete each lesson
+// kernel's phase, a ring of buffers replayed on model barriers, the guide's prefetch schedule)
+// and the lesson's StageCursor against the course library's, on the CPU; what each kernel of the
+// lesson and the lab compiles to (PTX on 8.0 and 9.0, machine code on 9.0); every lesson variant
+// and every lab row bit-exact on the GPU; broken arrival counts stopped by the bounded waits.
+#include "barrier_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <map>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "course/codegen.hpp"
+#include "course/stage_cursor.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
 
 namespace {
 
-// ---- The host reference and the size rule ---------------------------------------------------
+// ---- The host reference, the size rule and the two tables ------------------------------------
 
 TEST(HostBarrier, ReferenceMixesNeighboursInsideEachBatchRing) {
   std::vector<std::uint32_t> in(2 * kBatchElems);
@@ -26,10 +34,23 @@ TEST(HostBarrier, ReferenceMixesNeighboursInsideEachBatchRing) {
 }
 
 TEST(HostBarrier, SizeMustBeWholeBatches) {
-  const course::ChapterInfo info = chapter_info();
-  EXPECT_FALSE(info.size_rule(kBatchBytes));
-  EXPECT_FALSE(info.size_rule(257 * kBatchBytes));
-  EXPECT_TRUE(info.size_rule(kBatchBytes + 16));
+  for (const course::ChapterInfo& info : {chapter_info(), lab::chapter_info()}) {
+    EXPECT_FALSE(info.size_rule(kBatchBytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(257 * kBatchBytes)) << info.program;
+    EXPECT_TRUE(info.size_rule(kBatchBytes + 16)) << info.program;
+  }
+}
+
+TEST(HostBarrier, LessonHasFourWaysToWaitAndTheLabThePlainSizeAndEveryRing) {
+  const char* const lesson[] = {"arrive_and_wait", "arrive_wait_token", "parity", "noinc"};
+  ASSERT_EQ(std::size(kVariants), std::size(lesson));
+  for (std::size_t i = 0; i < std::size(lesson); ++i) EXPECT_STREQ(kVariants[i].name, lesson[i]);
+  std::vector<std::string> rows = {"arrive_and_wait_plain_size"};
+  for (const char* kernel : {"parity", "noinc"}) {
+    for (int stages = 1; stages <= 4; ++stages) rows.push_back(std::string(kernel) + "_s" + std::to_string(stages));
+  }
+  ASSERT_EQ(std::size(lab::kVariants), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(lab::kVariants[i].name, rows[i]);
 }
 
 // ---- What a barrier counts (the host model) --------------------------------------------------
@@ -92,6 +113,20 @@ TEST(HostBarrierModel, OneExpectedArrivalTooManyNeverCompletes) {
   EXPECT_EQ(bar.pending, 1);
 }
 
+TEST(HostBarrierModel, BulkCopyBytesHoldThePhaseOpenAfterEveryThreadArrived) {
+  BarrierModel bar;
+  bar.init(kThreads);
+  bar.expect_tx(4096);  // thread 0, before the bulk copy
+  bar.arrive(kThreads);
+  EXPECT_EQ(bar.phase, 0u) << "every thread arrived, 4096 bytes still to land";
+  bar.bytes_land(4000);
+  EXPECT_FALSE(bar.parity_done(0));
+  bar.bytes_land(96);
+  EXPECT_TRUE(bar.parity_done(0));
+  EXPECT_EQ(bar.pending, kThreads);
+  EXPECT_EQ(bar.tx_bytes, 0);
+}
+
 TEST(HostBarrierModel, AFreshBarrierReportsParityOneAsComplete) {
   // The phase "before" phase 0 counts as complete: waiting for the wrong parity at the
   // start returns at once instead of waiting for the first batch.
@@ -111,10 +146,60 @@ TEST(HostBarrierModel, TraceShowsEachStep) {
       << trace;
 }
 
+// ---- The arrival table: one phase of each lesson kernel's full barrier -------------------------
+
+TEST(HostPhaseCounts, EveryLessonKernelsPhaseCompletesExactlyWhenItsLastCopyLands) {
+  for (const PhaseCount& row : phase_counts(kBlockThreads, kBatchBytes)) {
+    EXPECT_EQ(phase_problem(row), "") << row.variant << " on " << row.path;
+  }
+}
+
+TEST(HostPhaseCounts, TheTableCoversEveryLessonVariantWithTheKernelsCounts) {
+  const std::vector<PhaseCount> rows = phase_counts(kBlockThreads, kBatchBytes);
+  for (const Variant& v : kVariants) {
+    int found = 0;
+    for (const PhaseCount& row : rows) {
+      if (std::string(row.variant) != v.name) continue;
+      ++found;
+      EXPECT_EQ(row.thread_arrivals, kBlockThreads) << v.name << ": every thread arrives once";
+      EXPECT_EQ(row.init_count, v.name == std::string("noinc") ? 2 * kBlockThreads : kBlockThreads) << v.name;
+    }
+    EXPECT_GE(found, 1) << v.name << " is missing from the table";
+  }
+  for (const PhaseCount& row : rows) {
+    if (row.tx_bytes > 0) EXPECT_EQ(row.tx_bytes, static_cast<int>(kBatchBytes)) << row.variant << ": one batch";
+  }
+}
+
+TEST(HostPhaseCounts, CatchesTheBrokenCounts) {
+  const PhaseCount noinc = phase_counts(kBlockThreads, kBatchBytes).back();
+  ASSERT_STREQ(noinc.variant, "noinc");
+  PhaseCount forgot_the_copies = noinc;
+  forgot_the_copies.init_count = kBlockThreads;
+  EXPECT_EQ(phase_problem(forgot_the_copies), "completes before the last copy has landed");
+  PhaseCount counting_with_the_noinc_count = noinc;  // the test kernel noinc_count_without_noinc_kernel
+  std::swap(counting_with_the_noinc_count.counting_copies, counting_with_the_noinc_count.noinc_copies);
+  EXPECT_EQ(phase_problem(counting_with_the_noinc_count), "never completes (256 arrivals missing)");
+  PhaseCount one_too_many = phase_counts(kBlockThreads, kBatchBytes).front();  // one_arrival_too_many_kernel
+  ++one_too_many.init_count;
+  EXPECT_EQ(phase_problem(one_too_many), "never completes (1 arrivals missing)");
+}
+
+TEST(HostPhaseCounts, ProgramPrintsTheTable) {
+  std::ostringstream out;
+  print_barrier_model(out, kBlockThreads, kBatchBytes);
+  EXPECT_NE(out.str().find("noinc              8.0, 9.0: LDGSTS     512       256          256 .noinc         0"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("parity             9.0: bulk copy       256       256                   -      4096"),
+            std::string::npos)
+      << out.str();
+}
+
 // ---- The stage/parity cursor -----------------------------------------------------------------
 
 TEST(HostStageCursor, VisitsEveryStageThenFlipsTheParity) {
-  StageCursor cursor;
+  StageCursor<kStages> cursor;
   const int expected[][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 0}, {1, 0}};
   for (const auto& e : expected) {
     EXPECT_EQ(cursor.stage, e[0]);
@@ -123,80 +208,88 @@ TEST(HostStageCursor, VisitsEveryStageThenFlipsTheParity) {
   }
 }
 
+// The lesson's cursor is the one chapters 04-12 use from the course library: both walk the same
+// {stage, phase} sequence, batch b in stage b % S with parity (b / S) % 2, for every ring size.
+template <int kS>
+void expect_same_walk_as_the_library() {
+  StageCursor<kS> lesson;
+  course::StageCursor<kS> library;
+  for (int batch = 0; batch < 4 * kS + 3; ++batch) {
+    EXPECT_EQ(lesson.stage, batch % kS) << kS << " stages, batch " << batch;
+    EXPECT_EQ(lesson.phase, static_cast<std::uint32_t>((batch / kS) % 2)) << kS << " stages, batch " << batch;
+    EXPECT_EQ(lesson.stage, library.stage) << kS << " stages, batch " << batch;
+    EXPECT_EQ(lesson.phase, library.phase) << kS << " stages, batch " << batch;
+    lesson.advance();
+    library.advance();
+  }
+}
+
+TEST(HostStageCursor, WalksTheSameSequenceAsTheCourseLibraryForOneToFourStages) {
+  expect_same_walk_as_the_library<1>();
+  expect_same_walk_as_the_library<2>();
+  expect_same_walk_as_the_library<3>();
+  expect_same_walk_as_the_library<4>();
+}
+
 // A cursor that forgets to flip the parity when the stage wraps.
+template <int kS>
 struct FrozenParityCursor {
   int stage = 0;
   std::uint32_t phase = 0;
-  void advance() { stage = (stage + 1) % kStages; }
+  void advance() { stage = (stage + 1) % kS; }
 };
 
-// Plays the double-buffered kernels' schedule for one block on model barriers: batch b
-// goes to stage b % kStages, its copies land `delay` batches after they were issued, and
-// the wait for batch b must not return before batch b has landed. Returns the first batch
-// whose wait would have returned early, or -1.
-template <class Cursor>
-int first_early_wait(int num_batches, int delay) {
-  BarrierModel full_bar[kStages];
-  for (BarrierModel& bar : full_bar) bar.init(2 * kThreads);  // the noinc count
-  std::vector<int> landed_at(num_batches);
-  int issued = 0, landed = 0;
-  auto issue = [&](int stage) {
-    full_bar[stage].arrive(kThreads);  // the threads' own arrivals
-    landed_at[issued] = issued + delay;
-    ++issued;
-  };
-  Cursor cursor;
-  issue(0);
-  for (int batch = 0; batch < num_batches; ++batch) {
-    if (batch + 1 < num_batches) issue(cursor.stage ^ 1);
-    // Copies that have landed by now deliver their arrivals, in issue order.
-    while (landed < issued && landed_at[landed] <= batch) full_bar[landed++ % kStages].copies_land(kThreads);
-    if (full_bar[cursor.stage].parity_done(cursor.phase) && landed <= batch) return batch;
-    while (!full_bar[cursor.stage].parity_done(cursor.phase)) {
-      if (landed == issued) return batch;  // would hang: nothing left to land
-      full_bar[landed++ % kStages].copies_land(kThreads);
-    }
-    if (landed <= batch) return batch;
-    cursor.advance();
+// The two-buffer shortcut the lesson no longer takes: the other buffer is stage ^ 1. Right for
+// two buffers only; with three it steps 0, 1, 0, 1, ... and never reaches buffer 2.
+template <int kS>
+struct XorCursor {
+  int stage = 0;
+  std::uint32_t phase = 0;
+  void advance() {
+    stage ^= 1;
+    if (stage == 0) phase ^= 1u;
   }
-  return -1;
+};
+
+// A cursor that starts at the wrong parity (exercise 3).
+template <int kS>
+struct ParityOneCursor : StageCursor<kS> {
+  ParityOneCursor() { this->phase = 1; }
+};
+
+template <int kS>
+void expect_no_stale_wait() {
+  for (int delay = 0; delay <= kS; ++delay) {
+    for (int num_batches = 1; num_batches <= 4 * kS + 1; ++num_batches) {
+      EXPECT_EQ((first_early_wait<kS, StageCursor<kS>>(num_batches, delay)), -1)
+          << kS << " stages, " << num_batches << " batches, delay " << delay;
+    }
+  }
 }
 
-TEST(HostStageCursor, DoubleBufferedScheduleNeverWaitsOnAStalePhase) {
-  for (int delay = 0; delay <= 1; ++delay) {
-    for (int num_batches = 1; num_batches <= 9; ++num_batches) {
-      EXPECT_EQ(first_early_wait<StageCursor>(num_batches, delay), -1) << num_batches << " batches, delay " << delay;
-    }
-  }
+TEST(HostStageCursor, EveryRingOfOneToFourBuffersNeverWaitsOnAStalePhase) {
+  expect_no_stale_wait<1>();
+  expect_no_stale_wait<2>();
+  expect_no_stale_wait<3>();
+  expect_no_stale_wait<4>();
 }
 
 TEST(HostStageCursor, CatchesACursorThatNeverFlipsTheParity) {
   // Batch 2 reuses stage 0; its barrier completed parity 0 with batch 0 already.
-  EXPECT_EQ(first_early_wait<FrozenParityCursor>(6, 1), 2);
+  EXPECT_EQ((first_early_wait<2, FrozenParityCursor<2>>(6, 1)), 2);
+  EXPECT_EQ((first_early_wait<3, FrozenParityCursor<3>>(9, 1)), 3);
+}
+
+TEST(HostStageCursor, CatchesTheTwoBufferShortcutOnThreeBuffers) {
+  EXPECT_EQ((first_early_wait<2, XorCursor<2>>(9, 1)), -1) << "right for two buffers";
+  EXPECT_EQ((first_early_wait<3, XorCursor<3>>(9, 1)), 2) << "wrong for three: batch 2 is in buffer 2, not 0";
+}
+
+TEST(HostStageCursor, CatchesACursorThatStartsAtParityOne) {
+  EXPECT_EQ((first_early_wait<2, ParityOneCursor<2>>(4, 1)), 0) << "a fresh barrier reports parity 1 complete";
 }
 
 // ---- The guide's prefetch schedule (4.11.2.1.1) ----------------------------------------------
-
-// The batches the guide's prefetch kernel fetches for one block, in order: its prologue
-// fetches num_stages batches whatever batch_size is, its loop fetches while fetch_batch < batch_size.
-std::vector<int> guide_prefetch_fetches(int num_stages, int batch_size) {
-  std::vector<int> fetched;
-  for (int s = 0; s < num_stages; ++s) fetched.push_back(s);
-  for (int compute_batch = 0, fetch_batch = num_stages; compute_batch < batch_size; ++compute_batch, ++fetch_batch) {
-    if (fetch_batch < batch_size) fetched.push_back(fetch_batch);
-  }
-  return fetched;
-}
-
-std::string fetch_problem(const std::vector<int>& fetched, int batch_size) {
-  for (std::size_t i = 0; i < fetched.size(); ++i) {
-    if (fetched[i] >= batch_size) {
-      return "fetches batch " + std::to_string(fetched[i]) + " of " + std::to_string(batch_size);
-    }
-    if (fetched[i] != static_cast<int>(i)) return "fetch " + std::to_string(i) + " is out of order";
-  }
-  return fetched.size() == static_cast<std::size_t>(batch_size) ? "" : "misses batches";
-}
 
 TEST(HostPrefetchPlan, GuidesScheduleIsRightWhenThereAreEnoughBatches) {
   EXPECT_EQ(fetch_problem(guide_prefetch_fetches(2, 7), 7), "");
@@ -207,118 +300,217 @@ TEST(HostPrefetchPlan, CatchesTheGuidesPrologueReadingPastTheEnd) {
   EXPECT_EQ(fetch_problem(guide_prefetch_fetches(2, 1), 1), "fetches batch 1 of 1");
 }
 
-// ---- What the compiler emits (PTX generated by the build) --------------------------------
+// ---- What the compiler emits (PTX generated by the build; SASS of this executable) ----------
 
 class HostCodegen : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ptx80_ = course::read_text_file(COURSE_PTX_DIR "/barrier.compute_80.ptx");
-    ptx90_ = course::read_text_file(COURSE_PTX_DIR "/barrier.compute_90.ptx");
-  }
-  // The kernel's text from its .entry line to the next declaration at the start of a line.
-  // (course::ptx_kernel_body stops at the first '}' that starts a line, and the braced
-  // inline-asm blocks of cuda::ptx put one there.)
-  static std::string kernel_text(const std::string& ptx, const char* name) {
-    std::size_t pos = 0;
-    while ((pos = ptx.find("\n.visible .entry ", pos)) != std::string::npos) {
-      const std::size_t line_end = ptx.find('\n', pos + 1);
-      if (ptx.substr(pos, line_end - pos).find(name) != std::string::npos) {
-        std::size_t end = line_end;
-        while ((end = ptx.find('\n', end + 1)) != std::string::npos && end + 1 < ptx.size() && ptx[end + 1] != '.' &&
-               ptx.compare(end + 1, 10, "\t// .globl") != 0) {
-        }
-        return ptx.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos);
-      }
-      pos = line_end;
+    for (const char* arch : {"80", "90"}) {
+      lesson_[arch] = course::chapter_ptx("barrier", arch);
+      lab_[arch] = course::chapter_ptx("barrier_lab", arch);
     }
-    return "";
   }
-  static std::string kernel(const std::string& ptx, const char* name) {
-    const std::string body = kernel_text(ptx, name);
-    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
+  // A kernel of the lesson (by its plain name) or of the lab (namespace lab; `args` are the
+  // template arguments, "" for none).
+  static std::string lesson_kernel(const std::string& arch, const std::string& name) {
+    const std::string body = course::ptx_kernel_body(lesson_.at(arch), std::to_string(name.size()) + name + "PKj");
+    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in barrier.compute_" << arch << ".ptx";
     return body;
   }
-  static std::string sm80(const char* name) { return kernel(ptx80_, name); }
-  static std::string sm90(const char* name) { return kernel(ptx90_, name); }
-  static bool has(const std::string& body, const char* text) { return body.find(text) != std::string::npos; }
-  static inline std::string ptx80_, ptx90_;
+  static std::string lab_kernel(const std::string& arch, const std::string& name, const std::string& args = "") {
+    const std::string part = "3lab" + std::to_string(name.size()) + name + (args.empty() ? "E" : "I" + args + "EE");
+    const std::string body = course::ptx_kernel_body(lab_.at(arch), part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in barrier_lab.compute_" << arch << ".ptx";
+    return body;
+  }
+  static bool has(const std::string& body, const std::string& text) { return body.find(text) != std::string::npos; }
+  static inline std::map<std::string, std::string> lesson_, lab_;
 };
 
-// Mangled-name fragments of the five kernels.
-constexpr const char* kAligned16 = "arrive_and_wait_kernelIN4cuda3__414aligned_size_tILm16E";
-constexpr const char* kPlainSize = "arrive_and_wait_kernelImE";
-constexpr const char* kToken = "arrive_wait_token_kernel";
-constexpr const char* kParity = "parity_kernel";
-constexpr const char* kNoinc = "noinc_kernel";
+const char* const kAligned16 = "arrive_and_wait_kernel";
+const char* const kToken = "arrive_wait_token_kernel";
+const char* const kParity = "parity_kernel";
+const char* const kNoinc = "noinc_kernel";
+const char* const kPlainSize = "arrive_and_wait_plain_size_kernel";  // the lab's
+std::string stages_arg(int stages) { return "Li" + std::to_string(stages) + "E"; }
+
+// cp.async.cg: the 16-byte LDGSTS that bypasses L1; cp.async.ca with 4 bytes goes through L1.
+const std::string kLdgsts16 = R"(cp\.async\.cg\.shared\.global [^;]*, 16, 16;)";
+const std::string kLdgsts4 = R"(cp\.async\.ca\.shared\.global [^;]*, 4, 4;)";
 
 TEST_F(HostCodegen, OnAmpereEveryVariantIssuesLdgsts) {
   for (const char* name : {kAligned16, kToken, kParity, kNoinc}) {
-    const std::string k = sm80(name);
-    EXPECT_TRUE(has(k, "cp.async.cg.shared.global")) << name << ": 16-byte copies that bypass L1";
+    const std::string k = lesson_kernel("80", name);
+    EXPECT_GE(course::count_matches(k, kLdgsts16), 1) << name << ": 16-byte copies that bypass L1";
     EXPECT_FALSE(has(k, "ld.global")) << name << " should not copy through registers";
   }
-  EXPECT_TRUE(has(sm80(kPlainSize), "cp.async.ca.shared.global")) << "4-byte copies go through L1";
-  EXPECT_FALSE(has(sm80(kPlainSize), "cp.async.cg"));
+  for (int s = 1; s <= 4; ++s) {
+    EXPECT_GE(course::count_matches(lab_kernel("80", kParity, stages_arg(s)), kLdgsts16), 1) << s;
+    EXPECT_GE(course::count_matches(lab_kernel("80", kNoinc, stages_arg(s)), kLdgsts16), 1) << s;
+  }
+  const std::string plain = lab_kernel("80", kPlainSize);
+  EXPECT_GE(course::count_matches(plain, kLdgsts4), 1) << "4-byte copies go through L1";
+  EXPECT_FALSE(has(plain, "cp.async.cg"));
 }
 
+// Every barrier is an mbarrier in shared memory, initialised there (cuda::barrier's init() and
+// cuda::ptx::mbarrier_init alike).
+TEST_F(HostCodegen, EveryBarrierIsInitialisedInSharedMemory) {
+  for (const char* arch : {"80", "90"}) {
+    for (const char* name : {kAligned16, kToken, kParity, kNoinc}) {
+      EXPECT_GE(course::count_matches(lesson_kernel(arch, name), R"(mbarrier\.init\.shared)"), 1) << name << arch;
+    }
+  }
+}
+
+// cp.async.mbarrier.arrive (counting): the pending count is raised now and the arrival comes
+// when this thread's copies land. With .noinc the arrival is one of those init() expects.
 TEST_F(HostCodegen, BoundCopiesRaiseThePendingCountUnlessNoinc) {
-  for (const char* name : {kAligned16, kPlainSize, kToken, kParity}) {
-    const std::string k = sm80(name);
+  std::vector<std::pair<std::string, std::string>> counting = {{kAligned16, lesson_kernel("80", kAligned16)},
+                                                               {kToken, lesson_kernel("80", kToken)},
+                                                               {kParity, lesson_kernel("80", kParity)},
+                                                               {kPlainSize, lab_kernel("80", kPlainSize)}};
+  for (int s = 1; s <= 4; ++s) counting.push_back({"lab parity", lab_kernel("80", kParity, stages_arg(s))});
+  for (const auto& [name, k] : counting) {
     EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.shared.b64")) << name;
     EXPECT_FALSE(has(k, "cp.async.mbarrier.arrive.noinc")) << name;
   }
-  const std::string noinc = sm80(kNoinc);
-  EXPECT_TRUE(has(noinc, "cp.async.mbarrier.arrive.noinc.b64"));
-  EXPECT_FALSE(has(noinc, "cp.async.mbarrier.arrive.shared.b64"));
+  std::vector<std::string> noinc = {lesson_kernel("80", kNoinc), lesson_kernel("90", kNoinc)};
+  for (int s = 1; s <= 4; ++s) noinc.push_back(lab_kernel("80", kNoinc, stages_arg(s)));
+  for (const std::string& k : noinc) {
+    EXPECT_GE(course::count_matches(k, R"(cp\.async\.mbarrier\.arrive\.noinc\.b64)"), 1);
+    EXPECT_FALSE(has(k, "cp.async.mbarrier.arrive.shared.b64"));
+  }
 }
 
 TEST_F(HostCodegen, TokenWaitsAndParityWaits) {
   for (const char* name : {kAligned16, kToken}) {
-    EXPECT_TRUE(has(sm80(name), "mbarrier.test_wait.shared.b64")) << name;
-    EXPECT_TRUE(has(sm90(name), "mbarrier.try_wait.shared.b64")) << name;
-    EXPECT_FALSE(has(sm80(name), ".parity")) << name;
+    EXPECT_GE(course::count_matches(lesson_kernel("80", name), R"(mbarrier\.test_wait\.shared\.b64)"), 1) << name;
+    EXPECT_TRUE(has(lesson_kernel("90", name), "mbarrier.try_wait.shared.b64")) << name;
+    EXPECT_FALSE(has(lesson_kernel("80", name), ".parity")) << name;
   }
   for (const char* name : {kParity, kNoinc}) {
-    EXPECT_TRUE(has(sm80(name), "mbarrier.test_wait.parity.shared.b64")) << name;
-    EXPECT_TRUE(has(sm90(name), "mbarrier.try_wait.parity.shared::cta.b64")) << name;
+    EXPECT_GE(course::count_matches(lesson_kernel("80", name), R"(mbarrier\.test_wait\.parity\.shared\.b64)"), 1)
+        << name;
+    EXPECT_TRUE(has(lesson_kernel("90", name), "mbarrier.try_wait.parity.shared::cta.b64")) << name;
+  }
+}
+
+// token[s], indexed by a stage known only at run time, is kept in local memory: one store per
+// copy, one load per wait. The parity wait keeps nothing but the cursor, in registers.
+TEST_F(HostCodegen, TheTokensLiveInLocalMemoryTheParityNeedsNone) {
+  for (const char* arch : {"80", "90"}) {
+    EXPECT_GE(course::count_matches(lesson_kernel(arch, kToken), R"(ld\.local\.u64)"), 1) << arch;
+    EXPECT_EQ(course::count_matches(lesson_kernel(arch, kParity), R"(ld\.local)"), 0) << arch;
   }
 }
 
 TEST_F(HostCodegen, EveryWaitIsBounded) {
-  for (const char* name : {kAligned16, kPlainSize, kToken, kParity, kNoinc}) {
-    EXPECT_TRUE(has(sm80(name), "%globaltimer")) << name << " waits without a time limit";
-    EXPECT_TRUE(has(sm90(name), "%globaltimer")) << name << " waits without a time limit";
+  for (const char* arch : {"80", "90"}) {
+    std::vector<std::string> kernels = {lab_kernel(arch, kPlainSize)};
+    for (const char* name : {kAligned16, kToken, kParity, kNoinc}) kernels.push_back(lesson_kernel(arch, name));
+    for (int s = 1; s <= 4; ++s) {
+      kernels.push_back(lab_kernel(arch, kParity, stages_arg(s)));
+      kernels.push_back(lab_kernel(arch, kNoinc, stages_arg(s)));
+    }
+    for (const std::string& k : kernels) EXPECT_TRUE(has(k, "%globaltimer")) << "a wait without a time limit";
   }
 }
 
 TEST_F(HostCodegen, OnlyTheRawVariantInvalidatesItsBarriers) {
-  EXPECT_TRUE(has(sm80(kNoinc), "mbarrier.inval.shared.b64"));
+  EXPECT_GE(course::count_matches(lesson_kernel("80", kNoinc), R"(mbarrier\.inval\.shared\.b64)"), 1);
+  for (int s = 1; s <= 4; ++s) EXPECT_TRUE(has(lab_kernel("80", kNoinc, stages_arg(s)), "mbarrier.inval.shared.b64"));
   for (const char* name : {kAligned16, kToken, kParity}) {
-    EXPECT_FALSE(has(sm80(name), "mbarrier.inval")) << name << ": a __shared__ cuda::barrier is never destroyed";
+    EXPECT_FALSE(has(lesson_kernel("80", name), "mbarrier.inval")) << name << ": a __shared__ cuda::barrier is never destroyed";
   }
+}
+
+TEST_F(HostCodegen, OnAmpereNothingIsABulkCopy) {
+  EXPECT_EQ(course::count_matches(lesson_.at("80"), R"(cp\.async\.bulk)"), 0) << "barrier.compute_80.ptx";
+  EXPECT_EQ(course::count_matches(lab_.at("80"), R"(cp\.async\.bulk)"), 0) << "barrier_lab.compute_80.ptx";
 }
 
 // On 9.0 the library turns a 16-byte aligned cuda::memcpy_async on a block-scope barrier
 // in shared memory into one bulk copy, issued by one thread and counted in bytes.
 TEST_F(HostCodegen, OnHopperAlignedCudaMemcpyAsyncBecomesABulkCopy) {
-  for (const char* name : {kAligned16, kToken, kParity}) {
-    const std::string k = sm90(name);
-    EXPECT_TRUE(has(k, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes")) << name;
-    EXPECT_TRUE(has(k, "mbarrier.expect_tx")) << name;
-    EXPECT_FALSE(has(k, "cp.async.cg")) << name;
-    EXPECT_FALSE(has(k, "cp.async.mbarrier.arrive")) << name << ": the bytes complete the phase, not an arrive-on";
+  std::vector<std::string> kernels = {lesson_kernel("90", kAligned16), lesson_kernel("90", kToken),
+                                      lesson_kernel("90", kParity)};
+  for (int s = 1; s <= 4; ++s) kernels.push_back(lab_kernel("90", kParity, stages_arg(s)));
+  for (const std::string& k : kernels) {
+    EXPECT_TRUE(has(k, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"));
+    EXPECT_TRUE(has(k, "mbarrier.expect_tx"));
+    EXPECT_FALSE(has(k, "cp.async.cg"));
+    EXPECT_FALSE(has(k, "cp.async.mbarrier.arrive")) << "the bytes complete the phase, not an arrive-on";
   }
 }
 
 TEST_F(HostCodegen, OnHopperPlainSizeAndNoincStayLdgsts) {
-  const std::string plain = sm90(kPlainSize);
-  EXPECT_TRUE(has(plain, "cp.async.ca.shared.global")) << "4-byte alignment is below the bulk copy's 16";
+  const std::string plain = lab_kernel("90", kPlainSize);
+  EXPECT_GE(course::count_matches(plain, kLdgsts4), 1) << "4-byte alignment is below the bulk copy's 16";
   EXPECT_TRUE(has(plain, "cp.async.mbarrier.arrive.shared.b64"));
   EXPECT_FALSE(has(plain, "cp.async.bulk"));
-  const std::string noinc = sm90(kNoinc);
-  EXPECT_TRUE(has(noinc, "cp.async.cg.shared.global"));
-  EXPECT_TRUE(has(noinc, "cp.async.mbarrier.arrive.noinc.b64"));
-  EXPECT_FALSE(has(noinc, "cp.async.bulk"));
+  std::vector<std::string> noinc = {lesson_kernel("90", kNoinc)};
+  for (int s = 1; s <= 4; ++s) noinc.push_back(lab_kernel("90", kNoinc, stages_arg(s)));
+  for (const std::string& k : noinc) {
+    EXPECT_GE(course::count_matches(k, kLdgsts16), 1);
+    EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.noinc.b64"));
+    EXPECT_FALSE(has(k, "cp.async.bulk"));
+  }
+}
+
+// The lab's two-buffer rows run the lesson's kernels: the same instructions in the same order
+// (operands aside, which name the kernel, its labels and its shared variables).
+std::vector<std::string> instructions(const std::string& body) {
+  std::vector<std::string> opcodes;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line.compare(first, 2, "//") == 0 || line[first] == '.' || line[first] == '$' ||
+        line[first] == '{' || line[first] == '}' || line[first] == ')') {
+      continue;  // blank, comment, directive, label, a block's braces or the end of the parameter list
+    }
+    opcodes.push_back(line.substr(first, line.find_first_of(" \t;", first) - first));
+  }
+  return opcodes;
+}
+
+TEST_F(HostCodegen, TheLabsTwoBufferRowsAreTheLessonsKernels) {
+  static_assert(kStages == 2, "the lab's _s2 rows stand for the lesson");
+  for (const char* arch : {"80", "90"}) {
+    for (const char* name : {kParity, kNoinc}) {
+      const std::vector<std::string> lesson = instructions(lesson_kernel(arch, name));
+      EXPECT_GT(lesson.size(), 50u) << name << ": too few instructions found";
+      EXPECT_EQ(lesson, instructions(lab_kernel(arch, name, stages_arg(2)))) << name << ", compute_" << arch;
+    }
+  }
+}
+
+// The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
+// missing). LDGSTS.E.BYPASS.128 is the 16-byte cp.async.cg, `LDGSTS.E ` the 4-byte cp.async.ca.
+// The arrive-on shows its form: ARRIVES.LDGSTSBAR.64.ARVCNT with .noinc (one of the expected
+// arrivals), ARRIVES.LDGSTSBAR.64.TRANSCNT without (the pending count raised, then settled).
+// UBLKCP.S.G is the bulk copy (cp.async.bulk global -> shared), and SYNCS.PHASECHK the waits.
+TEST_F(HostCodegen, MachineCodeOnHopperShowsBothArriveOnsTheBulkCopyAndThePhaseChecks) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  const auto kernel = [&](const std::string& part) {
+    const std::string body = course::sass_kernel_body(sass, part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in the sm_90 machine code";
+    return body;
+  };
+  const std::string noinc = kernel("12noinc_kernelPKj");
+  const std::string plain = kernel("3lab33arrive_and_wait_plain_size_kernelE");
+  EXPECT_GE(course::count_matches(noinc, R"(LDGSTS\.E\.BYPASS\.128)"), 1);
+  EXPECT_GE(course::count_matches(noinc, R"(ARRIVES\.LDGSTSBAR\.64\.ARVCNT)"), 1);
+  EXPECT_GE(course::count_matches(plain, R"(LDGSTS\.E )"), 1);
+  EXPECT_GE(course::count_matches(plain, R"(ARRIVES\.LDGSTSBAR\.64\.TRANSCNT)"), 1);
+  for (const char* part : {"22arrive_and_wait_kernelPKj", "24arrive_wait_token_kernelPKj", "13parity_kernelPKj"}) {
+    EXPECT_GE(course::count_matches(kernel(part), R"(UBLKCP\.S\.G)"), 1) << part;
+    EXPECT_EQ(course::count_matches(kernel(part), "LDGSTS"), 0) << part;
+  }
+  for (const char* part : {"22arrive_and_wait_kernelPKj", "24arrive_wait_token_kernelPKj", "13parity_kernelPKj",
+                           "12noinc_kernelPKj"}) {
+    EXPECT_GE(course::count_matches(kernel(part), R"(SYNCS\.PHASECHK)"), 1) << part;
+  }
 }
 
 // ---- On the GPU --------------------------------------------------------------------------
@@ -330,29 +522,32 @@ class Sm80_Barrier : public course::GpuTest, public ::testing::WithParamInterfac
 
 TEST_P(Sm80_Barrier, OneBatch) {
   Problem problem(1);
-  const course::Comparison result = verify(GetParam(), problem);
+  const course::Comparison result = verify(GetParam().launch, problem);
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
 }
 
 TEST_P(Sm80_Barrier, ManyMoreBatchesThanResidentBlocks) {
   Problem problem(10007);  // prime: blocks do unequal, odd and even numbers of batches
-  const course::Comparison result = verify(GetParam(), problem);
+  const course::Comparison result = verify(GetParam().launch, problem);
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
 }
 
 TEST_P(Sm80_Barrier, PoisonedOutputIsFullyOverwrittenTwice) {
   Problem problem(333);
   for (int run = 0; run < 2; ++run) {
-    const course::Comparison result = verify(GetParam(), problem);
+    const course::Comparison result = verify(GetParam().launch, problem);
     ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
     ASSERT_EQ(result.untouched, 0u);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, Sm80_Barrier, ::testing::ValuesIn(kVariants),
+INSTANTIATE_TEST_SUITE_P(Lesson, Sm80_Barrier, ::testing::ValuesIn(kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Lab, Sm80_Barrier, ::testing::ValuesIn(lab::kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// One and two blocks for many batches: each barrier goes through dozens of phases.
+// One and two blocks for many batches: each barrier goes through dozens of phases, and every
+// ring of the lab wraps many times (three buffers: 75 batches are not a multiple of the ring).
 using Kernel = void (*)(const std::uint32_t*, std::uint32_t*, std::size_t);
 class Sm80_BarrierReuse : public course::GpuTest {
  protected:
@@ -361,11 +556,19 @@ class Sm80_BarrierReuse : public course::GpuTest {
 
 TEST_F(Sm80_BarrierReuse, FewBlocksRunManyPhases) {
   const std::pair<const char*, Kernel> kernels[] = {
-      {"arrive_and_wait", arrive_and_wait_kernel<cuda::aligned_size_t<16>>},
-      {"arrive_and_wait_plain_size", arrive_and_wait_kernel<std::size_t>},
+      {"arrive_and_wait", arrive_and_wait_kernel},
       {"arrive_wait_token", arrive_wait_token_kernel},
       {"parity", parity_kernel},
-      {"noinc", noinc_kernel}};
+      {"noinc", noinc_kernel},
+      {"arrive_and_wait_plain_size", lab::arrive_and_wait_plain_size_kernel},
+      {"parity_s1", lab::parity_kernel<1>},
+      {"parity_s2", lab::parity_kernel<2>},
+      {"parity_s3", lab::parity_kernel<3>},
+      {"parity_s4", lab::parity_kernel<4>},
+      {"noinc_s1", lab::noinc_kernel<1>},
+      {"noinc_s2", lab::noinc_kernel<2>},
+      {"noinc_s3", lab::noinc_kernel<3>},
+      {"noinc_s4", lab::noinc_kernel<4>}};
   Problem problem(75);
   for (const auto& [name, kernel] : kernels) {
     for (unsigned blocks : {1u, 2u}) {
@@ -381,7 +584,7 @@ TEST_F(Sm80_BarrierReuse, FewBlocksRunManyPhases) {
 
 // ---- Broken arrival counts, stopped by the bounded waits --------------------------------------
 
-// The token variant with one arrival too many expected: phase 0 never completes.
+// The lesson's arrive_and_wait with one arrival too many expected: phase 0 never completes.
 __global__ void one_arrival_too_many_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                                             std::size_t num_batches) {
   __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];

@@ -1,7 +1,9 @@
 /// @file
 /// @brief Chapter 11's host model of the carveout: the capacities each architecture can select
-/// (the programming guide's Table 32), how a percentage maps to one of them, and the names of
-/// the three enums. Host code only; tested on the CPU (carveout_test.cu, Host* suites).
+/// (the programming guide's Table 32), how a percentage maps to one of them, how many blocks of
+/// a given size that leaves room for, and the names of the three enums. Host code only: the
+/// lesson (carveout.cu) and the lab print it next to what the driver granted; tested on the CPU
+/// (carveout_test.cu, Host* suites).
 ///
 /// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html#compute-capabilities-table-shared-memory-capacity-per-compute-capability
 ///        https://docs.nvidia.com/cuda/cuda-programming-guide/03-advanced/advanced-kernel-programming.html#configuring-l1-shared-memory-balance
@@ -18,11 +20,6 @@
 #include <vector>
 
 constexpr std::size_t kKiB = 1024;
-
-// Which API states the kernel's wish. A function's carveout attribute and its cache
-// configuration are two settings of the same function, so each API gets its own instantiation
-// of every kernel and the two experiments never see each other's settings.
-enum class Api { attribute, cache_config };
 
 /// [capacity_table]
 struct SharedCapacities {
@@ -88,6 +85,17 @@ inline int blocks_per_sm_by_shared_memory(int capacity_kib, std::size_t block_by
   return static_cast<int>(static_cast<std::size_t>(capacity_kib) * kKiB / block_bytes);
 }
 /// [carveout_rounding]
+
+// Blocks per SM the model predicts at `percent` for blocks of `block_bytes` (their shared memory
+// plus the driver's reservation), when other limits (threads, blocks per SM) allow `other_limit`;
+// nothing when no capacity holds one block.
+inline std::optional<int> model_blocks_per_sm(const SharedCapacities& caps, int percent, std::size_t block_bytes,
+                                              int other_limit) {
+  const std::optional<int> capacity = launch_capacity_kib(caps, percent, block_bytes);
+  if (!capacity) return std::nullopt;
+  const int by_shared_memory = blocks_per_sm_by_shared_memory(*capacity, block_bytes);
+  return by_shared_memory < other_limit ? by_shared_memory : other_limit;
+}
 
 inline std::string carveout_name(int carveout) {
   if (carveout == cudaSharedmemCarveoutDefault) return "cudaSharedmemCarveoutDefault (-1)";

@@ -1,18 +1,27 @@
 // Tests for 11_carveout: the capacity table and the rounding rule against the guide (CPU),
-// what the kernels compile to (PTX), every variant bit-exact, what the driver grants for each
-// setting, and the opt-in for more than 48 KiB per block (GPU).
-#include "carveout.cu"
+// what the kernels of the lesson and the lab compile to (PTX on 8.0 and 9.0, machine code on
+// 9.0), every lesson variant and lab row bit-exact, what the driver grants for each setting
+// (the lesson's occupancy table, the lab's residency probe), and the opt-in for more than
+// 48 KiB per block (GPU).
+#include "carveout_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <iterator>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "course/codegen.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+namespace lab {
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+}  // namespace lab
 
 namespace {
 
@@ -121,7 +130,8 @@ TEST(HostCarveout, OutOfRangeValuesAreRejected) {
   }
   for (int good : {-1, 0, 1, 50, 99, 100}) EXPECT_FALSE(carveout_problem(good).has_value()) << good;
   // prefer_carveout() checks before the runtime sees the value (no GPU needed for this).
-  EXPECT_THROW(prefer_carveout(gather_kernel<Api::attribute>, 101), std::invalid_argument);
+  EXPECT_THROW(prefer_carveout(staged_copy_kernel<1>, 101), std::invalid_argument);
+  EXPECT_THROW(prefer_carveout(lab::gather_kernel<lab::Api::attribute>, -2), std::invalid_argument);
 }
 
 TEST(HostCarveout, TheDriverRaisesACarveoutThatCannotHoldOneBlock) {
@@ -145,6 +155,24 @@ TEST(HostCarveout, BlocksPerSmOfTheThirtyOneKiBProbeBlockOnHopper) {
   }
   // Without the rounding, 50 % would be 114 KiB and hold only 3 such blocks.
   EXPECT_EQ(blocks_per_sm_by_shared_memory(114, block), 3);
+  // The same numbers with a limit from threads: 64-thread blocks, 2048 threads per SM.
+  EXPECT_EQ(model_blocks_per_sm(cc90, 100, block, 32), 7);
+  EXPECT_EQ(model_blocks_per_sm(cc90, 100, block, 5), 5) << "another limit can be lower";
+  EXPECT_FALSE(model_blocks_per_sm(cc90, 100, 229 * kKiB, 32).has_value());
+}
+
+// The lesson's four copies on an H100, from the model: a 4 KiB step takes 5 KiB with the driver's
+// reservation, a 64 KiB step 65 KiB; 256-thread blocks, so at most 8 per SM by threads.
+TEST(HostCarveout, TheLessonsCopiesOnHopper) {
+  const SharedCapacities cc90 = *shared_capacities(9, 0);
+  const int thread_limit = 2048 / kBlockThreads;
+  EXPECT_EQ(launch_capacity_kib(cc90, cudaSharedmemCarveoutMaxL1, kBatchBytes + kKiB), 8);
+  EXPECT_EQ(model_blocks_per_sm(cc90, cudaSharedmemCarveoutMaxL1, kBatchBytes + kKiB, thread_limit), 1)
+      << "copy_max_l1: one block per SM";
+  EXPECT_EQ(model_blocks_per_sm(cc90, cudaSharedmemCarveoutMaxShared, kBatchBytes + kKiB, thread_limit), 8)
+      << "copy_max_shared: the thread limit";
+  EXPECT_EQ(model_blocks_per_sm(cc90, cudaSharedmemCarveoutMaxShared, kBigStepBytes + kKiB, thread_limit), 3)
+      << "copy_big_step";
 }
 
 TEST(HostCarveout, HostModelPrintsTheGuideExample) {
@@ -157,6 +185,7 @@ TEST(HostCarveout, HostModelPrintsTheGuideExample) {
 // ---- The two problems ------------------------------------------------------------------------
 
 TEST(HostGather, ChunksStayInsideTheTableAndCoverIt) {
+  using namespace lab;
   std::vector<int> hits(kTableChunks, 0);
   for (std::uint64_t warp = 0; warp < 4096; ++warp) {
     std::uint32_t state = warp_seed(warp);
@@ -170,6 +199,7 @@ TEST(HostGather, ChunksStayInsideTheTableAndCoverIt) {
 }
 
 TEST(HostGather, ReferenceSumsTheLaneOfEachChunkOfItsWarp) {
+  using namespace lab;
   std::vector<std::uint32_t> table(kTableBytes / sizeof(std::uint32_t));
   for (std::size_t w = 0; w < table.size(); ++w) table[w] = static_cast<std::uint32_t>(w);
   const std::vector<std::uint32_t> out = gather_reference(table, 64);
@@ -183,80 +213,162 @@ TEST(HostGather, ReferenceSumsTheLaneOfEachChunkOfItsWarp) {
 TEST(HostCopy, ReferenceMixesNeighboursInsideEachBatchRing) {
   std::vector<std::uint32_t> in(2 * kBatchElems);
   for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::uint32_t>(i);
-  const std::vector<std::uint32_t> out = copy_reference(in);
+  const std::vector<std::uint32_t> out = reference(in);
   EXPECT_EQ(out[0], (kBatchElems - 1) + 0u + 1u);                           // wraps inside batch 0
   EXPECT_EQ(out[kBatchElems], (2u * kBatchElems - 1) + 2u * kBatchElems + (kBatchElems + 1));  // batch 1's ring
 }
 
 TEST(HostCli, SizeMustBeWholeSixtyFourKiBSteps) {
-  const course::ChapterInfo info = chapter_info();
-  EXPECT_FALSE(info.size_rule(64 * kKiB).has_value());
-  EXPECT_FALSE(info.size_rule(1u << 30).has_value());
-  ASSERT_TRUE(info.size_rule(4 * kKiB).has_value());
-  EXPECT_NE(info.size_rule(4 * kKiB)->find("64 KiB"), std::string::npos);
+  for (const course::ChapterInfo& info : {chapter_info(), lab::chapter_info()}) {
+    EXPECT_FALSE(info.size_rule(64 * kKiB).has_value()) << info.program;
+    EXPECT_FALSE(info.size_rule(1u << 30).has_value()) << info.program;
+    ASSERT_TRUE(info.size_rule(4 * kKiB).has_value()) << info.program;
+    EXPECT_NE(info.size_rule(4 * kKiB)->find("64 KiB"), std::string::npos) << info.program;
+  }
 }
 
-// ---- What the compiler emits (PTX generated by the build) ----------------------------------
+// Every variant measured before the chapter had a lab is in the lesson or in the lab, once.
+TEST(HostCli, LessonHasTheFourCopiesAndTheLabTheGathersAndTheSwitches) {
+  const char* const lesson[] = {"copy_max_l1", "copy_default", "copy_max_shared", "copy_big_step"};
+  ASSERT_EQ(std::size(kVariants), std::size(lesson));
+  for (std::size_t i = 0; i < std::size(lesson); ++i) EXPECT_STREQ(kVariants[i].name, lesson[i]);
+  std::set<std::string> lab_rows;
+  for (const lab::Variant& v : lab::kVariants) EXPECT_TRUE(lab_rows.insert(v.name).second) << v.name << " twice";
+  for (const char* gather : {"gather_max_l1", "gather_default", "gather_pct25", "gather_pct50", "gather_max_shared"}) {
+    EXPECT_EQ(lab_rows.count(gather), 1u) << gather;
+  }
+  for (const char* api : {"hint", "config"}) {
+    for (const char* order : {"interleaved", "grouped", "streams"}) {
+      const std::string name = std::string("switch_") + api + "_" + order;
+      EXPECT_EQ(lab_rows.count(name), 1u) << name;
+    }
+  }
+  EXPECT_EQ(lab_rows.count("copy_max_shared"), 1u) << "the lesson's copy, re-run for the switch rows' sums";
+  EXPECT_EQ(lab_rows.size(), 12u);
+}
+
+// ---- What the compiler emits (PTX generated by the build; SASS of this executable) ----------
 
 class HostCodegen : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ptx80_ = course::read_text_file(COURSE_PTX_DIR "/carveout.compute_80.ptx");
-    ptx90_ = course::read_text_file(COURSE_PTX_DIR "/carveout.compute_90.ptx");
+    for (const char* arch : {"80", "90"}) {
+      lesson_[arch] = course::chapter_ptx("carveout", arch);
+      lab_[arch] = course::chapter_ptx("carveout_lab", arch);
+    }
   }
-  static std::string kernel(const std::string& ptx, const char* name) {
-    const std::string body = course::ptx_kernel_body(ptx, name);
-    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
+  static std::string kernel(const std::map<std::string, std::string>& ptx, const std::string& arch,
+                            const std::string& part) {
+    const std::string body = course::ptx_kernel_body(ptx.at(arch), part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in the compute_" << arch << " PTX under " << COURSE_PTX_DIR;
     return body;
   }
-  static bool has(const std::string& body, const char* text) { return body.find(text) != std::string::npos; }
-  static inline std::string ptx80_, ptx90_;
+  static bool has(const std::string& body, const std::string& text) { return body.find(text) != std::string::npos; }
+  static inline std::map<std::string, std::string> lesson_, lab_;
 };
 
+// Mangled-name fragments: the lesson's copy in 4 KiB and 64 KiB steps; the lab's copy, gather
+// and residency probe, once per API (Api0: the carveout attribute, Api1: the cache config).
+const char* const kLessonCopy1 = "18staged_copy_kernelILi1EEvPKj";
+const char* const kLessonCopy16 = "18staged_copy_kernelILi16EEvPKj";
+const char* const kLabCopy[] = {"3lab18staged_copy_kernelILi1ELNS_3ApiE0EEEv", "3lab18staged_copy_kernelILi1ELNS_3ApiE1EEEv"};
+const char* const kLabGather[] = {"3lab13gather_kernelILNS_3ApiE0EEEv", "3lab13gather_kernelILNS_3ApiE1EEEv"};
+const char* const kLabProbe[] = {"3lab16residency_kernelILNS_3ApiE0EEEv", "3lab16residency_kernelILNS_3ApiE1EEEv"};
+
+// cp.async.cg with 16 bytes: the LDGSTS that bypasses L1. cooperative_groups::memcpy_async
+// waits with cp.async.wait_group and never becomes a bulk copy, on 9.0 either.
 TEST_F(HostCodegen, TheCopyIsSixteenByteLdgstsOnAmpereAndHopper) {
-  for (const std::string* ptx : {&ptx80_, &ptx90_}) {
-    for (const char* name : {"staged_copy_kernelILi1EL3Api0E", "staged_copy_kernelILi1EL3Api1E",
-                             "staged_copy_kernelILi16EL3Api0E"}) {
-      const std::string k = kernel(*ptx, name);
-      EXPECT_TRUE(has(k, "cp.async.cg.shared.global")) << name;
-      EXPECT_TRUE(has(k, ", 16, 16;")) << name;
-      EXPECT_TRUE(has(k, "cp.async.wait_group")) << name;
-      EXPECT_FALSE(has(k, "cp.async.bulk")) << name << ": cooperative_groups keeps LDGSTS on 9.0";
+  for (const char* arch : {"80", "90"}) {
+    std::vector<std::pair<std::string, std::string>> kernels = {
+        {kLessonCopy1, kernel(lesson_, arch, kLessonCopy1)}, {kLessonCopy16, kernel(lesson_, arch, kLessonCopy16)}};
+    for (const char* part : kLabCopy) kernels.push_back({part, kernel(lab_, arch, part)});
+    for (const auto& [name, k] : kernels) {
+      EXPECT_GE(course::count_matches(k, R"(cp\.async\.cg\.shared\.global [^;]*, 16, 16;)"), 1) << name << arch;
+      EXPECT_TRUE(has(k, "cp.async.wait_group")) << name << arch;
+      EXPECT_FALSE(has(k, "cp.async.bulk")) << name << arch << ": cooperative_groups keeps LDGSTS on 9.0";
     }
   }
 }
 
+TEST_F(HostCodegen, NothingIsABulkCopy) {
+  for (const char* arch : {"80", "90"}) {
+    EXPECT_EQ(course::count_matches(lesson_.at(arch), R"(cp\.async\.bulk)"), 0) << "carveout.compute_" << arch;
+    EXPECT_EQ(course::count_matches(lab_.at(arch), R"(cp\.async\.bulk)"), 0) << "carveout_lab.compute_" << arch;
+  }
+}
+
+// ld.global.nc: the read-only (texture) path, which L1 caches.
 TEST_F(HostCodegen, TheGatherReadsThroughTheReadOnlyPathAndUsesNoSharedMemory) {
-  for (const char* name : {"gather_kernelIL3Api0E", "gather_kernelIL3Api1E"}) {
-    const std::string k = kernel(ptx80_, name);
-    EXPECT_TRUE(has(k, "ld.global.nc.v4.u32")) << name;
-    EXPECT_FALSE(has(k, ".shared")) << name << ": its speed depends on L1 alone";
+  for (const char* part : kLabGather) {
+    const std::string k = kernel(lab_, "80", part);
+    EXPECT_GE(course::count_matches(k, R"(ld\.global\.nc\.v4\.u32)"), 1) << part;
+    EXPECT_FALSE(has(k, ".shared")) << part << ": its speed depends on L1 alone";
   }
 }
 
 TEST_F(HostCodegen, TheResidencyProbeReadsTheSmIdAndTheGlobalTimer) {
-  const std::string k = kernel(ptx80_, "residency_kernelIL3Api0E");
-  EXPECT_TRUE(has(k, "%smid"));
-  EXPECT_TRUE(has(k, "%globaltimer"));
+  const std::string k = kernel(lab_, "80", kLabProbe[0]);
+  EXPECT_GE(course::count_matches(k, "%smid"), 1);
+  EXPECT_GE(course::count_matches(k, "%globaltimer"), 1);
   EXPECT_TRUE(has(k, "atom.global.max"));
 }
 
 TEST_F(HostCodegen, EachApiHasItsOwnInstantiation) {
   // cudaFuncSetCacheConfig and the carveout attribute never meet on the same function.
-  for (const char* name : {"gather_kernelIL3Api0E", "gather_kernelIL3Api1E", "staged_copy_kernelILi1EL3Api0E",
-                           "staged_copy_kernelILi1EL3Api1E", "residency_kernelIL3Api1E"}) {
-    EXPECT_FALSE(course::ptx_kernel_body(ptx80_, name).empty()) << name;
+  for (const auto* parts : {&kLabCopy, &kLabGather, &kLabProbe}) {
+    for (const char* part : *parts) EXPECT_FALSE(course::ptx_kernel_body(lab_.at("80"), part).empty()) << part;
   }
 }
 
-// ---- On the GPU: the variants --------------------------------------------------------------
+// The lab's copies are the lesson's staged_copy_kernel<1>: the same instructions in the same
+// order (operands aside, which name the kernel, its labels and its shared memory).
+std::vector<std::string> instructions(const std::string& body) {
+  std::vector<std::string> opcodes;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line.compare(first, 2, "//") == 0 || line[first] == '.' || line[first] == '$' ||
+        line[first] == '{' || line[first] == '}' || line[first] == ')') {
+      continue;  // blank, comment, directive, label, a block's braces or the end of the parameter list
+    }
+    opcodes.push_back(line.substr(first, line.find_first_of(" \t;", first) - first));
+  }
+  return opcodes;
+}
+
+TEST_F(HostCodegen, TheLabsCopiesAreTheLessonsKernel) {
+  for (const char* arch : {"80", "90"}) {
+    const std::vector<std::string> lesson = instructions(kernel(lesson_, arch, kLessonCopy1));
+    EXPECT_GT(lesson.size(), 30u) << "too few instructions found";
+    for (const char* part : kLabCopy) EXPECT_EQ(lesson, instructions(kernel(lab_, arch, part))) << part << arch;
+  }
+}
+
+// The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
+// missing): LDGSTS.E.BYPASS.128 is the 16-byte cp.async.cg of the copy, LDG.E.128.CONSTANT the
+// gather's 16-byte read-only load (ld.global.nc), and no kernel has a bulk copy (UBLKCP).
+TEST_F(HostCodegen, MachineCodeOnHopperIsLdgstsForTheCopyAndReadOnlyLoadsForTheGather) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  const auto body = [&](const std::string& part) {
+    const std::string k = course::sass_kernel_body(sass, part);
+    EXPECT_FALSE(k.empty()) << "no kernel " << part << " in the sm_90 machine code";
+    return k;
+  };
+  for (const char* part : {kLessonCopy1, kLessonCopy16, kLabCopy[0], kLabCopy[1]}) {
+    EXPECT_GE(course::count_matches(body(part), R"(LDGSTS\.E\.BYPASS\.128)"), 1) << part;
+  }
+  for (const char* part : kLabGather) EXPECT_GE(course::count_matches(body(part), R"(LDG\.E\.128\.CONSTANT)"), 1) << part;
+  EXPECT_EQ(course::count_matches(sass, "UBLKCP"), 0);
+}
+
+// ---- On the GPU: the lesson's variants and the lab's rows ------------------------------------
 
 class Sm80_Carveout : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
  protected:
   Sm80_Carveout() : GpuTest(chapter_info().requirement) {}
   static course::Comparison verify_size(std::size_t size_bytes) {
     Problem problem(size_bytes);
-    return verify(GetParam(), problem);
+    return verify(GetParam().launch, problem);
   }
 };
 
@@ -273,13 +385,44 @@ TEST_P(Sm80_Carveout, ManyStepsAnOddNumberOfThem) {
 TEST_P(Sm80_Carveout, PoisonedOutputIsFullyOverwrittenTwice) {
   Problem problem(5 * kSizeQuantum);
   for (int run = 0; run < 2; ++run) {
-    const course::Comparison result = verify(GetParam(), problem);
+    const course::Comparison result = verify(GetParam().launch, problem);
     ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
     ASSERT_EQ(result.untouched, 0u);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, Sm80_Carveout, ::testing::ValuesIn(kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+class Sm80_CarveoutLab : public course::GpuTest, public ::testing::WithParamInterface<lab::Variant> {
+ protected:
+  Sm80_CarveoutLab() : GpuTest(lab::chapter_info().requirement) {}
+  static course::Comparison verify_size(std::size_t size_bytes) {
+    lab::Problem problem(size_bytes);
+    return lab::verify(GetParam(), problem);
+  }
+};
+
+TEST_P(Sm80_CarveoutLab, OneSixtyFourKiBStep) {
+  const course::Comparison result = verify_size(kSizeQuantum);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+TEST_P(Sm80_CarveoutLab, ManyStepsAnOddNumberOfThem) {
+  const course::Comparison result = verify_size(37 * kSizeQuantum);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+TEST_P(Sm80_CarveoutLab, PoisonedOutputIsFullyOverwrittenTwice) {
+  lab::Problem problem(5 * kSizeQuantum);
+  for (int run = 0; run < 2; ++run) {
+    const course::Comparison result = lab::verify(GetParam(), problem);
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+    ASSERT_EQ(result.untouched, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, Sm80_CarveoutLab, ::testing::ValuesIn(lab::kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // ---- On the GPU: what the driver granted -------------------------------------------------------
@@ -298,14 +441,14 @@ class Sm80_Granted : public course::GpuTest {
   }
   // What the host model predicts for the 30 KiB probe block at `percent`.
   int model_blocks(int percent) const {
-    const int other_limit = std::min(prop_.maxBlocksPerMultiProcessor, prop_.maxThreadsPerMultiProcessor / kProbeThreads);
-    return std::min(other_limit, blocks_per_sm_by_shared_memory(*launch_capacity_kib(caps_, percent, block_bytes_),
-                                                                block_bytes_));
+    const int other_limit =
+        std::min(prop_.maxBlocksPerMultiProcessor, prop_.maxThreadsPerMultiProcessor / lab::kProbeThreads);
+    return *model_blocks_per_sm(caps_, percent, block_bytes_, other_limit);
   }
-  static Granted granted_at(int carveout) {
-    COURSE_CHECK(cudaFuncSetAttribute(residency_kernel<Api::attribute>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                      carveout));
-    return measure_granted<Api::attribute>(kDynamicBytes);
+  static lab::Granted granted_at(int carveout) {
+    COURSE_CHECK(cudaFuncSetAttribute(lab::residency_kernel<lab::Api::attribute>,
+                                      cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
+    return lab::measure_granted<lab::Api::attribute>(kDynamicBytes);
   }
   static constexpr std::size_t kDynamicBytes = 30 * kKiB;
   cudaDeviceProp prop_{};
@@ -325,7 +468,7 @@ TEST_F(Sm80_Granted, OccupancyApiFollowsTheModelForEveryPercentage) {
 
 TEST_F(Sm80_Granted, TheSmsHoldWhatTheOccupancyApiPlans) {
   for (int carveout : {-1, 0, 15, 50, 58, 100}) {
-    const Granted g = granted_at(carveout);
+    const lab::Granted g = granted_at(carveout);
     EXPECT_EQ(g.measured_max, g.occupancy_api) << carveout_name(carveout);
     EXPECT_EQ(g.measured_min, g.occupancy_api) << carveout_name(carveout) << ": every SM reaches it";
   }
@@ -334,20 +477,21 @@ TEST_F(Sm80_Granted, TheSmsHoldWhatTheOccupancyApiPlans) {
 TEST_F(Sm80_Granted, FiftyPercentRoundsUpOnThisDevice) {
   const double asked_kib = caps_.max_kib() * 0.5;
   const int without_rounding = static_cast<int>(asked_kib * kKiB / block_bytes_);
-  const Granted g = granted_at(50);
+  const lab::Granted g = granted_at(50);
   EXPECT_EQ(g.measured_max, model_blocks(50));
   EXPECT_GT(g.measured_max, without_rounding) << "50% = " << asked_kib << " KiB would hold only " << without_rounding;
 }
 
 TEST_F(Sm80_Granted, ThePreferenceReadsBackNotTheGrant) {
-  const Granted g = granted_at(10);  // asks for 10 %, less than one 31 KiB block
+  const lab::Granted g = granted_at(10);  // asks for 10 %, less than one 31 KiB block
   EXPECT_EQ(g.preference, 10);
   EXPECT_GE(g.occupancy_api, 1) << "the driver raised the carveout so that one block fits";
 }
 
 TEST_F(Sm80_Granted, TheRuntimeRejectsOutOfRangeCarveouts) {
   for (int bad : {-2, 101}) {
-    EXPECT_EQ(cudaFuncSetAttribute(residency_kernel<Api::attribute>, cudaFuncAttributePreferredSharedMemoryCarveout, bad),
+    EXPECT_EQ(cudaFuncSetAttribute(lab::residency_kernel<lab::Api::attribute>,
+                                   cudaFuncAttributePreferredSharedMemoryCarveout, bad),
               cudaErrorInvalidValue)
         << bad;
     cudaGetLastError();  // not sticky: forget it
@@ -359,22 +503,54 @@ TEST_F(Sm80_Granted, CacheConfigPreferencesShowInOccupancyToo) {
   int blocks[3] = {};
   const cudaFuncCache configs[3] = {cudaFuncCachePreferL1, cudaFuncCachePreferEqual, cudaFuncCachePreferShared};
   for (int i = 0; i < 3; ++i) {
-    COURSE_CHECK(cudaFuncSetCacheConfig(residency_kernel<Api::cache_config>, configs[i]));
-    blocks[i] = measure_granted<Api::cache_config>(kDynamicBytes).measured_max;
+    COURSE_CHECK(cudaFuncSetCacheConfig(lab::residency_kernel<lab::Api::cache_config>, configs[i]));
+    blocks[i] = lab::measure_granted<lab::Api::cache_config>(kDynamicBytes).measured_max;
   }
   EXPECT_LT(blocks[0], blocks[2]) << "PreferL1 leaves fewer blocks than PreferShared";
   EXPECT_LE(blocks[1], blocks[2]);
   EXPECT_EQ(blocks[2], model_blocks(100)) << "PreferShared grants as much as MaxShared";
 }
 
-TEST_F(Sm80_Granted, TheProgramsTablePrints) {
+TEST_F(Sm80_Granted, TheLabsTablePrints) {
   std::ostringstream out;
-  print_granted(out);
+  lab::print_residency(out);
   EXPECT_NE(out.str().find("cudaSharedmemCarveoutMaxL1 (0%)"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("cudaFuncSetCacheConfig PreferShared"), std::string::npos) << out.str();
 }
 
+// The lesson's copy at MaxL1: a 4 KiB block (5 KiB with the reservation) gets an 8 KiB carveout,
+// which holds one block per SM; at MaxShared the SM holds what the model allows and no fewer
+// than at MaxL1. The lesson's table prints a row per variant.
+TEST_F(Sm80_Granted, TheLessonsCopyAtMaxL1FitsOneBlockPerSm) {
+  const auto occupancy = [](auto kernel, int carveout, std::size_t dynamic_bytes) {
+    prefer_carveout(kernel, carveout);
+    int blocks = 0;
+    COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kBlockThreads, dynamic_bytes));
+    return blocks;
+  };
+  const int thread_limit = std::min(prop_.maxBlocksPerMultiProcessor, prop_.maxThreadsPerMultiProcessor / kBlockThreads);
+  const std::size_t block = kBatchBytes + prop_.reservedSharedMemPerBlock;
+  const int max_l1 = occupancy(staged_copy_kernel<1>, cudaSharedmemCarveoutMaxL1, kBatchBytes);
+  const int max_shared = occupancy(staged_copy_kernel<1>, cudaSharedmemCarveoutMaxShared, kBatchBytes);
+  EXPECT_EQ(max_l1, *model_blocks_per_sm(caps_, cudaSharedmemCarveoutMaxL1, block, thread_limit));
+  EXPECT_GT(max_shared, max_l1);
+  EXPECT_LE(max_shared, *model_blocks_per_sm(caps_, cudaSharedmemCarveoutMaxShared, block, thread_limit))
+      << "registers may allow fewer, never more";
+  std::ostringstream out;
+  print_granted(out);
+  for (const Variant& v : kVariants) EXPECT_NE(out.str().find(std::string(v.name) + ":"), std::string::npos) << out.str();
+}
+
 // ---- On the GPU: more than 48 KiB per block ------------------------------------------------------
+
+// Thread t writes words t, t + blockDim.x, ... of the dynamic shared memory, then every word
+// is read back by another thread (mirrored) and stored: the whole allocation must be usable.
+__global__ void shared_extent_kernel(std::uint32_t* gmem_out, std::size_t num_words) {
+  extern __shared__ std::uint32_t smem_words[];
+  for (std::size_t w = threadIdx.x; w < num_words; w += blockDim.x) smem_words[w] = static_cast<std::uint32_t>(w) * 7u + 1u;
+  __syncthreads();  // every word written before any is read back
+  for (std::size_t w = threadIdx.x; w < num_words; w += blockDim.x) gmem_out[w] = smem_words[num_words - 1 - w];
+}
 
 class Sm80_OptIn : public course::GpuTest {
  protected:
