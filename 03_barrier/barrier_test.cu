@@ -460,27 +460,14 @@ TEST_F(HostCodegen, OnHopperPlainSizeAndNoincStayLdgsts) {
 
 // The lab's two-buffer rows run the lesson's kernels: the same instructions in the same order
 // (operands aside, which name the kernel, its labels and its shared variables).
-std::vector<std::string> instructions(const std::string& body) {
-  std::vector<std::string> opcodes;
-  std::istringstream lines(body);
-  for (std::string line; std::getline(lines, line);) {
-    const std::size_t first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line.compare(first, 2, "//") == 0 || line[first] == '.' || line[first] == '$' ||
-        line[first] == '{' || line[first] == '}' || line[first] == ')') {
-      continue;  // blank, comment, directive, label, a block's braces or the end of the parameter list
-    }
-    opcodes.push_back(line.substr(first, line.find_first_of(" \t;", first) - first));
-  }
-  return opcodes;
-}
-
 TEST_F(HostCodegen, TheLabsTwoBufferRowsAreTheLessonsKernels) {
   static_assert(kStages == 2, "the lab's _s2 rows stand for the lesson");
   for (const char* arch : {"80", "90"}) {
     for (const char* name : {kParity, kNoinc}) {
-      const std::vector<std::string> lesson = instructions(lesson_kernel(arch, name));
+      const std::vector<std::string> lesson = course::ptx_instructions(lesson_kernel(arch, name));
       EXPECT_GT(lesson.size(), 50u) << name << ": too few instructions found";
-      EXPECT_EQ(lesson, instructions(lab_kernel(arch, name, stages_arg(2)))) << name << ", compute_" << arch;
+      EXPECT_EQ(lesson, course::ptx_instructions(lab_kernel(arch, name, stages_arg(2))))
+          << name << ", compute_" << arch;
     }
   }
 }

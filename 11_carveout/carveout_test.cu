@@ -322,25 +322,11 @@ TEST_F(HostCodegen, EachApiHasItsOwnInstantiation) {
 
 // The lab's copies are the lesson's staged_copy_kernel<1>: the same instructions in the same
 // order (operands aside, which name the kernel, its labels and its shared memory).
-std::vector<std::string> instructions(const std::string& body) {
-  std::vector<std::string> opcodes;
-  std::istringstream lines(body);
-  for (std::string line; std::getline(lines, line);) {
-    const std::size_t first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line.compare(first, 2, "//") == 0 || line[first] == '.' || line[first] == '$' ||
-        line[first] == '{' || line[first] == '}' || line[first] == ')') {
-      continue;  // blank, comment, directive, label, a block's braces or the end of the parameter list
-    }
-    opcodes.push_back(line.substr(first, line.find_first_of(" \t;", first) - first));
-  }
-  return opcodes;
-}
-
 TEST_F(HostCodegen, TheLabsCopiesAreTheLessonsKernel) {
   for (const char* arch : {"80", "90"}) {
-    const std::vector<std::string> lesson = instructions(kernel(lesson_, arch, kLessonCopy1));
+    const std::vector<std::string> lesson = course::ptx_instructions(kernel(lesson_, arch, kLessonCopy1));
     EXPECT_GT(lesson.size(), 30u) << "too few instructions found";
-    for (const char* part : kLabCopy) EXPECT_EQ(lesson, instructions(kernel(lab_, arch, part))) << part << arch;
+    for (const char* part : kLabCopy) EXPECT_EQ(lesson, course::ptx_instructions(kernel(lab_, arch, part))) << part << arch;
   }
 }
 

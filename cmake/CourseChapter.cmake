@@ -154,11 +154,9 @@ function(course_add_summary)
 endfunction()
 
 # The earlier form's checks of emitted code (cmake/CourseCheckCode.cmake): tests NN_topic.ptx and
-# NN_topic.sass, for a chapter that still lists PTX_EXPECT / SASS_EXPECT in its CMakeLists.txt.
+# NN_topic.sass, for a chapter that still lists PTX_EXPECT / SASS_EXPECT in its CMakeLists.txt
+# (the lists are read from the caller's ARG_* variables).
 function(course_legacy_code_checks chapter program min_arch)
-  foreach(list_name PTX_EXPECT PTX_REJECT SASS_EXPECT SASS_REJECT)
-    set(${list_name} "${ARG_${list_name}}")
-  endforeach()
   string(REPLACE ";" "~~" ptx_expect "${ARG_PTX_EXPECT}")
   string(REPLACE ";" "~~" ptx_reject "${ARG_PTX_REJECT}")
   string(REPLACE ";" "~~" sass_expect "${ARG_SASS_EXPECT}")

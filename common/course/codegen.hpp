@@ -62,8 +62,8 @@ inline std::vector<std::string> ptx_instructions(const std::string& body) {
   for (std::string line; std::getline(lines, line);) {
     const std::size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line.compare(first, 2, "//") == 0 || line[first] == '.' || line[first] == '$' ||
-        line[first] == '}' || line[first] == ')') {
-      continue;  // blank, comment, directive, label, end of a block or of the parameter list
+        line[first] == '{' || line[first] == '}' || line[first] == ')') {
+      continue;  // blank, comment, directive, label, a block's braces or the end of the parameter list
     }
     opcodes.push_back(line.substr(first, line.find_first_of(" \t;", first) - first));
   }
