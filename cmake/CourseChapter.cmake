@@ -140,6 +140,11 @@ function(course_add_chapter)
     file(APPEND "${COURSE_PROGRAMS_MANIFEST}"
          "${chapter} test ${stem} ${test_target} ${CMAKE_CURRENT_BINARY_DIR}/${stem}\n")
   endforeach()
+
+  # The graded exercises (exercises/), only in a build configured with COURSE_EXERCISES=ON.
+  if(COURSE_EXERCISES AND IS_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/exercises")
+    course_add_exercises(${chapter} "${archs}" "${ARG_LIBRARIES}")
+  endif()
 endfunction()
 
 # After every chapter: the target that builds the lessons alone (the chapters workflow builds only

@@ -6,7 +6,7 @@
 #   --quick          benches at --size=64M instead of each chapter's default
 #   --chapters=LIST  comma-separated chapter folders (default: all); only these are built,
 #                    tested, benched, sanitized and profiled
-#   --steps=LIST     comma-separated subset of tests,bench,sanitizer,ncu (default: all)
+#   --steps=LIST     comma-separated subset of tests,bench,sanitizer,ncu,exercises (default: all)
 #   --arch=LIST      COURSE_CUDA_ARCHITECTURES for the build, e.g. 90-real (default: the
 #                    project's default list); a check run on one GPU needs only its own
 #   --sanitizer-runs=N  runs each sanitizer N times per program (default 3); a program whose
@@ -22,6 +22,8 @@
 #                      for its other programs (default size, 1 GiB; --quick uses --size=64M)
 #   sanitizer          compute-sanitizer memcheck, racecheck, synccheck, initcheck on every
 #                      program at its default verify size -> sanitizer_<tool>_<key>.log
+#   exercises          scripts/check_exercises.py: every exercise built from its starter must fail
+#                      its test and from its solution pass it (build-exercises/, build-solutions/)
 #   ncu                for chapters with ncu_metrics.txt (lines "<args>|<metric,metric>" run the
 #                      lesson; "@<program> <args>|..." runs another program of the chapter, e.g. its lab)
 # OUTDIR/summary.md collects it all and is printed last. Exit status 0 only if no step failed;
@@ -30,7 +32,7 @@
 set -uo pipefail
 
 usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--sanitizer-runs=N] [--repeat=N]" >&2; exit 2; }
-outdir="" quick=0 only_chapters="" only_steps="tests,bench,sanitizer,ncu" arch="" sanitizer_runs=3 repeat=0
+outdir="" quick=0 only_chapters="" only_steps="tests,bench,sanitizer,ncu,exercises" arch="" sanitizer_runs=3 repeat=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
@@ -47,7 +49,7 @@ for arg in "$@"; do
 done
 [[ -n $outdir ]] || usage
 for step in ${only_steps//,/ }; do
-  [[ $step =~ ^(tests|bench|sanitizer|ncu)$ ]] || { echo "--steps: '$step' is not one of tests, bench, sanitizer, ncu" >&2; exit 2; }
+  [[ $step =~ ^(tests|bench|sanitizer|ncu|exercises)$ ]] || { echo "--steps: '$step' is not one of tests, bench, sanitizer, ncu, exercises" >&2; exit 2; }
 done
 wanted() { [[ ,$only_steps, == *,$1,* ]]; }  # wanted STEP
 mkdir -p "$outdir" && outdir=$(cd "$outdir" && pwd) || exit 2
@@ -187,6 +189,16 @@ if ((repeat > 0)); then
   repeat_rc=$?
   repeat_line=$(grep -E 'tests passed|tests failed' "$outdir/repeat.log" | tail -n1)
   record repeat "$([[ $repeat_rc == 0 ]] && echo pass || echo fail)" "GPU tests, each up to $repeat times until a failure: ${repeat_line:-no summary}"
+fi
+
+# b3. the exercises, both ways (starters fail, solutions pass)
+if wanted exercises; then
+  ex_args=("--jobs=$(nproc)" "--configure-arg=-DCOURSE_ONLY_CHAPTERS=$(IFS=';'; echo "${only_chapters:+${chapters[*]}}")")
+  [[ -n $arch ]] && ex_args+=("--configure-arg=-DCOURSE_CUDA_ARCHITECTURES=${arch//,/;}")
+  python3 scripts/check_exercises.py "${ex_args[@]}" >"$outdir/exercises.log" 2>&1
+  exercises_rc=$?
+  exercises_line=$(grep -E '^[0-9]+ exercises; graded here' "$outdir/exercises.log" | tail -n1)
+  record exercises "$([[ $exercises_rc == 0 ]] && echo pass || echo fail)" "${exercises_line:-no summary: see exercises.log}"
 fi
 
 # c. benches
@@ -373,6 +385,14 @@ summary=$outdir/summary.md
   echo "Tests: $tests_line (tests.log, tests.junit.xml)"
   [[ -n $failed_tests ]] && { echo; echo "Failed tests:"; echo; echo "$failed_tests"; }
   [[ -n $skip_reasons ]] && { echo; echo "Skipped tests, by reason:"; echo; echo "$skip_reasons"; }
+  if [[ -f $outdir/exercises.log ]] && wanted exercises; then
+    echo
+    echo "## Exercises (starters untouched, then solutions)"
+    echo
+    echo '```'
+    sed -n '/^exercise  /,$p' "$outdir/exercises.log"
+    echo '```'
+  fi
   echo
   echo "## compute-sanitizer"
   echo
