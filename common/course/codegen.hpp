@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -78,7 +79,17 @@ inline int count_matches(const std::string& code, const std::string& pattern) {
 
 /// The machine code of this executable for @p sm ("sm_90"), from `cuobjdump -sass`; nothing when
 /// cuobjdump is not installed or the executable holds no machine code for that architecture.
+/// The environment variable COURSE_CUOBJDUMP, when set, names the cuobjdump to use (and nothing
+/// else is tried): how a machine without the tool is reproduced.
 inline std::optional<std::string> own_sass(const std::string& sm) {
+  if (const char* chosen = std::getenv("COURSE_CUOBJDUMP")) {
+    if (std::FILE* probe = std::fopen(chosen, "rb")) {
+      std::fclose(probe);
+    } else {
+      return std::nullopt;
+    }
+  }
+  const char* chosen = std::getenv("COURSE_CUOBJDUMP");
 #ifdef COURSE_CUOBJDUMP
   std::string tool = COURSE_CUOBJDUMP;
   if (std::FILE* probe = std::fopen(tool.c_str(), "rb")) {
@@ -87,8 +98,9 @@ inline std::optional<std::string> own_sass(const std::string& sm) {
     tool = "cuobjdump";  // not where the toolkit was found at configure time: try PATH
   }
 #else
-  const std::string tool = "cuobjdump";
+  std::string tool = "cuobjdump";
 #endif
+  if (chosen != nullptr) tool = chosen;
   // The executable's own path, read here: inside the shell that popen starts, /proc/self/exe
   // would name the shell.
   char self[4096] = {};
