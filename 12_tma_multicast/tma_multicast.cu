@@ -1,17 +1,16 @@
 // 12_tma_multicast: one TMA load lands in the shared memory of several blocks of a cluster.
 //
 // What you learn: how cp.async.bulk.tensor with .multicast::cluster and a 16-bit ctaMask writes
-// one box from global memory to the same shared-memory offset of every block the mask names, and
-// signals each of those blocks' own mbarrier; how a tiled matrix product shares an A tile along a
-// row of the cluster and a B tile along a column, each block loading one slice of each; how to
-// count the stage barriers when other blocks write into yours (full: the bytes that land here,
-// from every sender; empty: one arrival per consumer warp of every block this one writes into,
-// (blocks sharing A + blocks sharing B - 1) x warps); and why no block may exit early.
-// What changed: chapter 07's tensor copies now write into other blocks' shared memory, and chapter
-// 10's remote arrivals now release pipeline stages.
-// Hardware: compute capability 9.0, built for sm_90a (CCCL 3.0 offers the multicast copy for
-// sm_90a only); elsewhere the program reports skipped.
-// Run: build/12_tma_multicast/tma_multicast [--bench] [--variant=NAME] [--size=BYTES_OF_C]
+// one box to the same shared-memory offset of every block the mask names and signals each one's
+// own mbarrier; how a tiled matrix product shares an A tile along a cluster row and a B tile along
+// a column, each block loading one slice of each; how to count the stage barriers when other
+// blocks write into yours (full: the bytes that land here; empty: one arrival per consumer warp of
+// every block this one writes into, (A sharers + B sharers - 1) x warps); why nobody exits early.
+// What changed from 10: the blocks no longer make the data, TMA loads it (chapter 07's tensor
+// copies) into several blocks at once, and 10's remote arrivals now release pipeline stages.
+// Hardware: compute capability 9.0 exactly, built for sm_90a (CCCL 3.0 offers the multicast copy
+// for sm_90a only); elsewhere the program reports skipped.
+// Run: build/12_tma_multicast/tma_multicast [--bench] [--variant=NAME] [--size=BYTES_OF_C]; lab: tma_multicast_lab
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-the-tensor-memory-accelerator-tma
 //        https://docs.nvidia.com/cuda/cuda-programming-guide/01-introduction/programming-model.html#thread-block-clusters
 // API: cuda::ptx::cp_async_bulk_tensor (ctaMask) https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_bulk_tensor.html
@@ -23,13 +22,10 @@
 #include <cooperative_groups.h>
 #include <cuda.h>  // CUtensorMap (types only: the driver library is never linked)
 #include <cuda/ptx>
-#include <cuda/std/chrono>
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <ostream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,73 +34,29 @@
 #include "course/check.hpp"
 #include "course/elect.cuh"
 #include "course/output.hpp"
-#include "course/pattern.hpp"
-#include "course/tensor_map.hpp"  // TensorMapRequest, encode_tiled(): taught in chapter 07
+#include "course/stage_cursor.hpp"  // {stage, phase} of a ring: taught in chapter 03
+#include "course/tensor_map.hpp"    // TensorMapRequest, encode_tiled(): taught in chapter 07
 #include "course/wait.cuh"
-#include "tma_multicast_cluster.hpp"  // ClusterShape, masks, release targets, barrier counts, ClusterPlan
+#include "tma_multicast_model.hpp"  // the problem, its reference; tiles, slices, masks, counts, ClusterPlan
 
 namespace cg = cooperative_groups;
 namespace ptx = cuda::ptx;
 
-// The tile (kTileM x kTileN of C, k-tiles of kTileK), kConsumerWarps and the byte counts of one
-// stage live in tma_multicast_cluster.hpp, with the cluster model that counts with them.
-constexpr int kStages = 4;                                   // k-tiles in flight per block
-constexpr int kProducerWarp = kConsumerWarps;                // the last warp issues the loads
-constexpr int kThreads = (kConsumerWarps + 1) * 32;          // 288
-constexpr int kRowsPerWarp = kTileM / kConsumerWarps;        // 8 rows of C per consumer warp
-constexpr int kColsPerLane = kTileN / 32;                    // 2 columns per lane: lane and lane + 32
-constexpr int kDefaultN = 1024, kDefaultK = 1024;            // --size sets M (bytes of C = M x 4 KiB)
+constexpr int kStages = 4;                             // k-tiles in flight per block
+constexpr int kProducerWarp = kConsumerWarps;          // the last warp issues the loads
+constexpr int kThreads = (kConsumerWarps + 1) * 32;    // 288
+constexpr int kRowsPerWarp = kTileM / kConsumerWarps;  // 8 rows of C per consumer warp
+constexpr int kColsPerLane = kTileN / 32;              // 2 columns per lane: lane and lane + 32
+constexpr int kDefaultN = 1024, kDefaultK = 1024;      // --size sets M (bytes of C = M x 4 KiB)
 constexpr std::size_t kRowBytes = kDefaultN * sizeof(float);
-constexpr int kMaxK = 1 << 20;                               // sums of up to 2^20 products of -4..4 stay exact
 static_assert(kTileK * sizeof(float) % 16 == 0 && kTileN * sizeof(float) % 16 == 0,
               "TMA box rows (boxDim[0] x element size) are multiples of 16 bytes");
 static_assert(kTileM % kConsumerWarps == 0 && kTileN == 32 * kColsPerLane && kTileK % 4 == 0,
               "every consumer lane owns whole rows and columns; A is read as float4 along k");
 
-/// [cursor]
-// Which stage k-tile i uses and the parity of its round through the ring of stages.
-template <int kRing>
-struct StageCursor {
-  int stage = 0;
-  std::uint32_t phase = 0;
-  __host__ __device__ void advance() {
-    if (++stage == kRing) {
-      stage = 0;
-      phase ^= 1u;  // next round: each stage's barriers are one phase further on
-    }
-  }
-};
-/// [cursor]
-
-// ---- The problem: C = A x B with small integers in float --------------------------------------
-
-struct GemmShape {
-  int m;  // rows of A and C
-  int n;  // columns of B and C
-  int k;  // columns of A, rows of B
-};
-
-// Integers in -4..4: every product and every sum of up to kMaxK of them is exact in float, in any order.
-inline float operand_value(std::uint64_t index, std::uint32_t seed) {
-  return static_cast<float>(static_cast<int>(course::pattern_u32(index, seed) % 9u) - 4);
-}
-
-std::vector<float> reference(const std::vector<float>& a, const std::vector<float>& b, const GemmShape& s) {
-  std::vector<float> c(std::size_t(s.m) * s.n, 0.0f);
-  for (int i = 0; i < s.m; ++i) {
-    float* c_row = c.data() + std::size_t(i) * s.n;
-    for (int k = 0; k < s.k; ++k) {
-      const float a_ik = a[std::size_t(i) * s.k + k];
-      const float* b_row = b.data() + std::size_t(k) * s.n;
-      for (int j = 0; j < s.n; ++j) c_row[j] += a_ik * b_row[j];
-    }
-  }
-  return c;
-}
-
 /// [maps]
-// A (M x K) and B (K x N), row-major. One box is one slice: each of a_sharers blocks loads
-// kTileM / a_sharers rows of an A tile, each of b_sharers blocks kTileK / b_sharers rows of a B tile.
+// A (M x K) and B (K x N), row-major. One box is one slice: a_slice_rows(c) rows of an A tile,
+// b_slice_rows(c) rows (k values) of a B tile.
 course::TensorMapRequest a_request(const float* gmem_a, const GemmShape& s, const ClusterShape& c) {
   course::TensorMapRequest r;  // float32, rank 2, no swizzle, zeros outside the matrix
   r.global_address = gmem_a;
@@ -112,7 +64,7 @@ course::TensorMapRequest a_request(const float* gmem_a, const GemmShape& s, cons
   r.global_dim[1] = static_cast<std::uint64_t>(s.m);
   r.global_strides[0] = static_cast<std::uint64_t>(s.k) * sizeof(float);
   r.box_dim[0] = kTileK;
-  r.box_dim[1] = static_cast<std::uint32_t>(kTileM / a_sharers(c));
+  r.box_dim[1] = static_cast<std::uint32_t>(a_slice_rows(c));
   return r;
 }
 course::TensorMapRequest b_request(const float* gmem_b, const GemmShape& s, const ClusterShape& c) {
@@ -122,14 +74,14 @@ course::TensorMapRequest b_request(const float* gmem_b, const GemmShape& s, cons
   r.global_dim[1] = static_cast<std::uint64_t>(s.k);
   r.global_strides[0] = static_cast<std::uint64_t>(s.n) * sizeof(float);
   r.box_dim[0] = kTileN;
-  r.box_dim[1] = static_cast<std::uint32_t>(kTileK / b_sharers(c));
+  r.box_dim[1] = static_cast<std::uint32_t>(b_slice_rows(c));
   return r;
 }
 /// [maps]
 
-// ---- Device building blocks ---------------------------------------------------------------------
+// ---- The kernel ------------------------------------------------------------------------------
 
-// One k-tile's operands in shared memory; slice j of A starts at row j * kTileM / a_sharers.
+// One k-tile's operands in shared memory; a slice lands at a_slice_offset_elems / b_slice_offset_elems.
 struct StageTiles {
   float a[kTileM * kTileK];  // [kTileM][kTileK]
   float b[kTileK * kTileN];  // [kTileK][kTileN]
@@ -139,17 +91,15 @@ struct SharedTiles {
 };
 constexpr std::size_t kDynamicSmemBytes = sizeof(SharedTiles) + kSmemAlign;  // + room to align
 
-
 /// [producer]
 template <class Plan>
 __device__ void produce(const CUtensorMap* a_map, const CUtensorMap* b_map, SharedTiles& smem,
                         std::uint64_t* full_bar, std::uint64_t* empty_bar, int x, int y, int num_k_tiles) {
   constexpr ClusterShape kShape = Plan::kShape;
-  constexpr int kASliceRows = kTileM / a_sharers(kShape), kBSliceRows = kTileK / b_sharers(kShape);
-  const int a_row = static_cast<int>(blockIdx.y) * kTileM + a_slice(kShape, x) * kASliceRows;  // our slice of A
+  const int a_row = static_cast<int>(blockIdx.y) * kTileM + a_slice_first_row(kShape, x);  // our slice of A
   const int b_col = static_cast<int>(blockIdx.x) * kTileN;
   const std::uint16_t a_mask = a_multicast_mask(kShape, x, y), b_mask = b_multicast_mask(kShape, x, y);
-  StageCursor<kStages> cursor;
+  course::StageCursor<kStages> cursor;
   for (int kt = 0; kt < num_k_tiles; ++kt, cursor.advance()) {
     // The stage is free in every block we write into: all their consumer warps arrived on OUR barrier.
     // Other blocks complete the phases of both barriers: every wait acquires at cluster scope.
@@ -159,10 +109,10 @@ __device__ void produce(const CUtensorMap* a_map, const CUtensorMap* b_map, Shar
     (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[cursor.stage],
                                          std::uint32_t{Plan::kFullTxBytes});
     StageTiles& tiles = smem.stage[cursor.stage];
-    float* smem_a_slice = tiles.a + a_slice(kShape, x) * kASliceRows * kTileK;
-    float* smem_b_slice = tiles.b + b_slice(kShape, y) * kBSliceRows * kTileN;
+    float* smem_a_slice = tiles.a + a_slice_offset_elems(kShape, x);  // the same offset in every receiver
+    float* smem_b_slice = tiles.b + b_slice_offset_elems(kShape, y);
     const std::int32_t a_coords[2] = {kt * kTileK, a_row};  // innermost first: column, row
-    const std::int32_t b_coords[2] = {b_col, kt * kTileK + b_slice(kShape, y) * kBSliceRows};
+    const std::int32_t b_coords[2] = {b_col, kt * kTileK + b_slice_first_row(kShape, y)};
     if constexpr (kShape.multicast) {
       // TUTORIAL: one load, delivered to the same shared-memory offset of every block in the mask;
       // the complete-tx goes to the barrier at full_bar's offset in EACH of those blocks, so each
@@ -216,7 +166,7 @@ __device__ void consume(const SharedTiles& smem, std::uint64_t* full_bar, std::u
   const bool is_signalling_lane = lane < num_release_targets(kShape);
   const int target = is_signalling_lane ? release_target(kShape, x, y, lane) : static_cast<int>(cluster.block_rank());
   std::uint64_t* dsmem_target_empty = cluster.map_shared_rank(empty_bar, target);  // mapa: its empty_bar[0]
-  StageCursor<kStages> cursor;
+  course::StageCursor<kStages> cursor;
   for (int kt = 0; kt < num_k_tiles; ++kt, cursor.advance()) {
     course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase},
                                 ptx::scope_cluster);  // all slices landed
@@ -285,14 +235,12 @@ __global__ void __cluster_dims__(Plan::kShape.x, Plan::kShape.y, 1) __launch_bou
 
 // ---- Launchers and the variant table ------------------------------------------------------------
 
-struct GemmMaps {
-  CUtensorMap a, b;  // host copies, passed by value as __grid_constant__ parameters
-};
+struct GemmMaps { CUtensorMap a, b; };  // host copies, passed by value as __grid_constant__ parameters
 
 /// [launch]
 // Enough blocks to cover C, rounded up to whole clusters: blocks past the edge load zeros and store nothing.
 inline dim3 gemm_grid(const GemmShape& s, const ClusterShape& c) {
-  auto whole_clusters = [](int tiles, int cluster) { return static_cast<unsigned>((tiles + cluster - 1) / cluster * cluster); };
+  auto whole_clusters = [](int tiles, int side) { return static_cast<unsigned>((tiles + side - 1) / side * side); };
   return dim3(whole_clusters((s.n + kTileN - 1) / kTileN, c.x), whole_clusters((s.m + kTileM - 1) / kTileM, c.y));
 }
 
@@ -307,38 +255,23 @@ void launch_gemm(const GemmMaps& maps, float* gmem_c, const GemmShape& shape) {
 }
 /// [launch]
 
-using Launch = void (*)(const GemmMaps& maps, float* gmem_c, const GemmShape& shape);
+using NoMulticast = ClusterPlan<2, 2, false>;  // the same 2 x 2 clusters, each block loading its own tiles
+using Multicast2x1 = ClusterPlan<2, 1, true>;
+using Multicast2x2 = ClusterPlan<2, 2, true>;
 
-struct Variant {
-  const char* name;
-  const char* summary;
-  ClusterShape cluster;
-  Launch launch;
-};
-template <class Plan>
-constexpr Variant variant(const char* name, const char* summary) {
-  return {name, summary, Plan::kShape, &launch_gemm<Plan>};
-}
+using Launch = void (*)(const GemmMaps& maps, float* gmem_c, const GemmShape& shape);
+// The cluster shape is the plan's, for the tensor maps' boxes.
+struct Variant { const char* name; const char* summary; ClusterShape cluster; Launch launch; };
 const Variant kVariants[] = {
-    variant<ClusterPlan<2, 2, false>>("no_multicast", "2x2 clusters; every block loads its whole A and B tiles itself"),
-    variant<ClusterPlan<2, 1, true>>("multicast_2x1", "A shared by the 2 blocks of a cluster row (half each); B not shared"),
-    variant<ClusterPlan<2, 2, true>>("multicast_2x2", "A shared along cluster rows, B along columns: half of each per block"),
-    variant<ClusterPlan<4, 2, true>>("multicast_4x2", "8-block clusters: a quarter of each A tile, half of each B tile"),
+    {"no_multicast", "2x2 clusters; every block loads its whole A and B tiles itself", NoMulticast::kShape,
+     &launch_gemm<NoMulticast>},
+    {"multicast_2x1", "A shared by the 2 blocks of a cluster row (half each); B not shared", Multicast2x1::kShape,
+     &launch_gemm<Multicast2x1>},
+    {"multicast_2x2", "A shared along cluster rows, B along columns: half of each per block", Multicast2x2::kShape,
+     &launch_gemm<Multicast2x2>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------------
-
-// The shape's first broken rule, or nothing (the tensor-map rules are checked by encode_tiled()).
-inline std::optional<std::string> broken_shape_rule(const GemmShape& s) {
-  if (s.m < 1 || s.n < 1 || s.k < 1) return "M, N and K must be at least 1";
-  if (s.k > kMaxK) return "K must be at most 2^20: longer sums of -4..4 products are not exact in float";
-  if (s.m > (1 << 21) || s.n > (1 << 21)) return "M and N must be at most 2^21 (gridDim.y is at most 65535)";
-  return std::nullopt;
-}
-inline GemmShape checked(const GemmShape& s) {
-  if (std::optional<std::string> broken = broken_shape_rule(s)) throw std::invalid_argument(*broken);
-  return s;
-}
 
 struct Problem {
   explicit Problem(const GemmShape& s)
@@ -351,7 +284,8 @@ struct Problem {
     gmem_b.upload(host_b.data());
   }
   GemmMaps maps(const ClusterShape& c) const {
-    return {course::encode_tiled(a_request(gmem_a.data(), shape, c)), course::encode_tiled(b_request(gmem_b.data(), shape, c))};
+    return {course::encode_tiled(a_request(gmem_a.data(), shape, c)),
+            course::encode_tiled(b_request(gmem_b.data(), shape, c))};
   }
   std::size_t compulsory_bytes() const { return (host_a.size() + host_b.size() + expected.size()) * sizeof(float); }
   GemmShape shape;
@@ -381,27 +315,6 @@ void run(const course::Options& opts, course::Report& report) {
   }
 }
 
-// What runs without a GPU: each variant's masks and barrier counts, and what its loads ask of the L2.
-void print_host_model(std::ostream& out) {
-  out << "tile " << kTileM << " x " << kTileN << " of C per block, k-tiles of " << kTileK << ", " << kStages
-      << " stages; " << kStageBytes / 1024 << " KiB land in every block per k-tile; " << kConsumerWarps
-      << " consumer warps + 1 producer warp\n";
-  for (const Variant& v : kVariants) {
-    const ClusterShape& c = v.cluster;
-    auto bits = [&](std::uint16_t mask) {
-      std::string text;
-      for (int r = c.x * c.y - 1; r >= 0; --r) text += (mask >> r & 1u) ? '1' : '0';
-      return text;
-    };
-    char share[64];
-    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * issued_bytes_per_k_tile(c) / kStageBytes);
-    out << "  " << v.name << ": cluster " << c.x << "x" << c.y << ", block (0,0) sends A to " << bits(a_multicast_mask(c, 0, 0))
-        << " and B to " << bits(b_multicast_mask(c, 0, 0)) << "; empty expects (" << a_sharers(c) << " + "
-        << b_sharers(c) << " - 1) x " << kConsumerWarps << " = " << empty_arrivals(c) << "; it loads "
-        << issued_bytes_per_k_tile(c) / 1024 << " KiB per k-tile (" << share << ")\n";
-  }
-}
-
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info;
   info.program = "tma_multicast";
@@ -421,7 +334,10 @@ course::ChapterInfo chapter_info() {
     }
     return std::nullopt;
   };
-  info.host_model = print_host_model;
+  info.host_model = [](std::ostream& out) {  // what runs without a GPU: each variant's masks, counts, L2 share
+    print_tile_summary(out, kStages);
+    for (const Variant& v : kVariants) print_cluster_plan(out, v.name, v.cluster);
+  };
   return info;
 }
 

@@ -1,27 +1,33 @@
-// Tests for 12_tma_multicast: the cluster model (ranks, masks, release targets, the two barrier
-// counts and the seed's "- 1"), a model of the whole multicast pipeline searched for unsafe
-// interleavings (broken counts and a missing final cluster sync included), the problem and its
-// tensor maps, what the kernels compile to, every variant bit-exact on the GPU for several shapes,
-// the hardware's rank order, and two miscounted barriers diagnosed instead of hung.
-#include "tma_multicast.cu"
+// Tests for 12_tma_multicast: the model on the CPU (ranks, slices and where they land, masks,
+// release targets, the two barrier counts and their "- 1", the L2 traffic each plan asks for, and
+// the whole cluster's protocol searched for unsafe interleavings, broken counts and a missing final
+// cluster sync included), the problem and its tensor maps, the variant tables of lesson and lab,
+// what every kernel of the lesson and the lab compiles to (PTX and machine code), every lesson
+// variant and every lab row bit-exact on the GPU for several shapes, the hardware's rank order,
+// and two miscounted barriers diagnosed instead of hung.
+#include "tma_multicast_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
+#include <iterator>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "course/mbarrier_model.hpp"
+#include "course/codegen.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+namespace lab {
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+}  // namespace lab
 
 namespace {
 
-// ---- The cluster model ----------------------------------------------------------------------------
+// ---- The cluster plan -------------------------------------------------------------------------------
 
 // Every cluster shape a ClusterPlan accepts (whole slices, at most 16 blocks), with and without multicast.
 std::vector<ClusterShape> plan_shapes() {
@@ -39,6 +45,7 @@ std::vector<ClusterShape> plan_shapes() {
 std::string name(const ClusterShape& c) {
   return std::to_string(c.x) + "x" + std::to_string(c.y) + (c.multicast ? " multicast" : " unicast");
 }
+bool same(const ClusterShape& a, const ClusterShape& b) { return a.x == b.x && a.y == b.y && a.multicast == b.multicast; }
 
 // The blocks whose loads land in block (x, y), read off the masks alone (each rank once).
 std::set<int> writers_of(const ClusterShape& c, int x, int y) {
@@ -67,6 +74,41 @@ TEST(HostClusterModel, RanksNumberTheBlocksXFastest) {
     EXPECT_EQ(ranks.size(), std::size_t(s.x * s.y)) << name(s);
     EXPECT_EQ(*ranks.rbegin(), s.x * s.y - 1) << name(s);
   }
+}
+
+// The slices of a shared tile cut it into equal boxes of whole rows, each loaded by one block of
+// the row (A) or column (B), each landing 128-byte aligned at its own offset of the stage.
+TEST(HostClusterModel, SlicesCutEachTileIntoAlignedBoxesOfWholeRows) {
+  for (const ClusterShape& c : plan_shapes()) {
+    std::vector<int> a_rows(kTileM, 0), b_rows(kTileK, 0);
+    for (int x = 0; x < a_sharers(c); ++x) {
+      for (int r = 0; r < a_slice_rows(c); ++r) ++a_rows[a_slice_first_row(c, x) + r];
+      EXPECT_EQ(a_slice_offset_elems(c, x), a_slice_first_row(c, x) * kTileK) << name(c);
+      EXPECT_EQ(a_slice_offset_elems(c, x) * sizeof(float) % kSmemAlign, 0u) << name(c) << " A slice " << x;
+    }
+    for (int y = 0; y < b_sharers(c); ++y) {
+      for (int r = 0; r < b_slice_rows(c); ++r) ++b_rows[b_slice_first_row(c, y) + r];
+      EXPECT_EQ(b_slice_offset_elems(c, y), b_slice_first_row(c, y) * kTileN) << name(c);
+      EXPECT_EQ(b_slice_offset_elems(c, y) * sizeof(float) % kSmemAlign, 0u) << name(c) << " B slice " << y;
+    }
+    EXPECT_EQ(a_rows, std::vector<int>(kTileM, 1)) << name(c) << ": every row of the A tile in exactly one slice";
+    EXPECT_EQ(b_rows, std::vector<int>(kTileK, 1)) << name(c) << ": every row of the B tile in exactly one slice";
+    EXPECT_EQ(std::uint64_t{a_slice_bytes(c)} * a_sharers(c), std::uint64_t{kATileBytes}) << name(c);
+    EXPECT_EQ(std::uint64_t{b_slice_bytes(c)} * b_sharers(c), std::uint64_t{kBTileBytes}) << name(c);
+  }
+}
+
+TEST(HostClusterModel, SlicesOfAFourByTwoCluster) {
+  const ClusterShape c{4, 2, true};
+  EXPECT_EQ(a_slice_rows(c), 16);
+  EXPECT_EQ(a_slice_first_row(c, 3), 48);
+  EXPECT_EQ(a_slice_bytes(c), 2048u);
+  EXPECT_EQ(b_slice_rows(c), 16);
+  EXPECT_EQ(b_slice_offset_elems(c, 1), 16 * kTileN);
+  EXPECT_EQ(b_slice_bytes(c), 4096u);
+  const ClusterShape unicast{4, 2, false};
+  EXPECT_EQ(a_slice_first_row(unicast, 3), 0) << "without multicast every block loads its whole tile";
+  EXPECT_EQ(a_slice_bytes(unicast), kATileBytes);
 }
 
 TEST(HostClusterModel, MasksOfATwoByTwoCluster) {
@@ -133,7 +175,7 @@ TEST(HostClusterModel, EmptyBarrierCountsEveryArrivalItReceives) {
   }
 }
 
-TEST(HostClusterModel, TheSeedsFormulaWithItsMinusOne) {
+TEST(HostClusterModel, TheEmptyCountWithItsMinusOne) {
   // (blocks sharing A + blocks sharing B - 1) x consumer warps
   EXPECT_EQ(empty_arrivals({2, 2, true}), 3 * kConsumerWarps);
   EXPECT_EQ(empty_arrivals({4, 2, true}), 5 * kConsumerWarps);
@@ -160,11 +202,11 @@ TEST(HostClusterModel, EachFullBarrierCountsTheBytesThatLandInItsBlock) {
           for (int px = 0; px < c.x; ++px) {
             if (a_multicast_mask(c, px, py) >> me & 1u) {
               a_slices.insert(a_slice(c, px));
-              landed += kATileBytes / a_sharers(c);
+              landed += a_slice_bytes(c);
             }
             if (b_multicast_mask(c, px, py) >> me & 1u) {
               b_slices.insert(b_slice(c, py));
-              landed += kBTileBytes / b_sharers(c);
+              landed += b_slice_bytes(c);
             }
           }
         }
@@ -180,230 +222,72 @@ TEST(HostClusterModel, EachFullBarrierCountsTheBytesThatLandInItsBlock) {
   }
 }
 
-TEST(HostClusterModel, MulticastCutsWhatEachBlockAsksTheL2For) {
+// A plan's counts are the model's, for every plan a kernel of the lesson or the lab is compiled for.
+TEST(HostClusterModel, PlansCarryTheModelsCounts) {
+  EXPECT_EQ(NoMulticast::kEmptyArrivals, 8);
+  EXPECT_EQ(Multicast2x1::kEmptyArrivals, 16);
+  EXPECT_EQ(Multicast2x2::kEmptyArrivals, 24);
+  EXPECT_EQ((ClusterPlan<4, 2, true>::kEmptyArrivals), 40);
+  EXPECT_EQ((ClusterPlan<1, 4, true>::kEmptyArrivals), 32);
+  EXPECT_EQ(Multicast2x2::kFullTxBytes, kStageBytes);
+  EXPECT_EQ(NoMulticast::kFullTxBytes, kStageBytes);
+}
+
+// ---- What the loads ask of the L2 ---------------------------------------------------------------------
+
+TEST(HostTraffic, MulticastCutsWhatEachBlockAsksTheL2For) {
   EXPECT_EQ(issued_bytes_per_k_tile({2, 2, false}), kStageBytes);
   EXPECT_EQ(issued_bytes_per_k_tile({2, 1, true}), kATileBytes / 2 + kBTileBytes);
   EXPECT_EQ(issued_bytes_per_k_tile({2, 2, true}), kStageBytes / 2);
   EXPECT_EQ(issued_bytes_per_k_tile({4, 2, true}), kATileBytes / 4 + kBTileBytes / 2);
+  EXPECT_DOUBLE_EQ(l2_share({2, 2, false}), 1.0);
+  EXPECT_DOUBLE_EQ(l2_share({2, 1, true}), 0.75);
+  EXPECT_DOUBLE_EQ(l2_share({1, 2, true}), 0.75) << "both tiles are 8 KiB: sharing B saves what sharing A saves";
+  EXPECT_DOUBLE_EQ(l2_share({2, 2, true}), 0.5);
+  EXPECT_DOUBLE_EQ(l2_share({4, 1, true}), 0.625);
+  EXPECT_DOUBLE_EQ(l2_share({4, 2, true}), 0.375);
+  EXPECT_DOUBLE_EQ(l2_share({2, 4, true}), 0.375);
   // A cluster asks for each of its distinct tiles once: c.y A tiles and c.x B tiles per k-tile.
   for (const ClusterShape& c : plan_shapes()) {
     if (!c.multicast) continue;
-    EXPECT_EQ(std::uint64_t{issued_bytes_per_k_tile(c)} * c.x * c.y, std::uint64_t{kATileBytes} * c.y + std::uint64_t{kBTileBytes} * c.x)
+    EXPECT_EQ(std::uint64_t{issued_bytes_per_k_tile(c)} * c.x * c.y,
+              std::uint64_t{kATileBytes} * c.y + std::uint64_t{kBTileBytes} * c.x)
         << name(c);
   }
 }
 
-TEST(HostClusterModel, VariantsAreCompiledForTheShapesTheyAnnounce) {
-  std::set<std::string> names;
-  for (const Variant& v : kVariants) {
-    EXPECT_TRUE(names.insert(v.name).second) << "two variants are called " << v.name;
-    EXPECT_NE(v.launch, nullptr);
-  }
-  EXPECT_FALSE(kVariants[0].cluster.multicast);
-  EXPECT_EQ(std::string(kVariants[0].name), "no_multicast");
-  EXPECT_EQ(kVariants[2].cluster.x, 2);
-  EXPECT_EQ(kVariants[2].cluster.y, 2);
-  EXPECT_EQ(kVariants[3].cluster.x, 4);
+// The --size=16M problem of ncu_metrics.txt: 1024 blocks, 32 k-tiles each.
+const GemmShape kProfiledShape{4096, kDefaultN, kDefaultK};
+
+TEST(HostTraffic, TheProfiledProblemAsksFor512To192MiB) {
+  EXPECT_EQ(l2_request_bytes(NoMulticast::kShape, kProfiledShape), std::uint64_t{512} << 20);
+  EXPECT_EQ(l2_request_bytes(Multicast2x1::kShape, kProfiledShape), std::uint64_t{384} << 20);
+  EXPECT_EQ(l2_request_bytes(Multicast2x2::kShape, kProfiledShape), std::uint64_t{256} << 20);
+  EXPECT_EQ(l2_request_bytes({4, 2, true}, kProfiledShape), std::uint64_t{192} << 20);
 }
 
-// ---- A model of the pipeline, searched for unsafe interleavings ------------------------------------
-//
-// One cluster; per block one producer and `warps` consumer warps, each an agent that runs the
-// kernel's steps in order. Multicast copies (one per destination) and remote arrivals travel on
-// their own and land when the scheduler picks them. An agent's cluster arrival waits until its own
-// remote arrivals have landed (release semantics), not for the copies its block issued (their only
-// completion is the destinations' full barriers). At every step the scheduler picks one possible
-// event at random. The first broken rule is reported: a stage read before all of its bytes
-// landed, a stage overwritten before every consumer warp read it, something reaching a block that
-// has exited (or a block exiting with one of its copies still on the way), or a deadlock.
-
-enum class Broken {
-  none,
-  empty_counts_self_twice,      // (blocks sharing A + blocks sharing B) x warps: no "- 1"
-  empty_counts_own_warps_only,  // the unicast count in a multicast kernel
-  tx_counts_own_slices_only,    // expect only the bytes this block loads itself
-  no_final_cluster_sync,
-};
-
-enum class Step { wait_empty, expect_tx, issue, wait_full, read, release, cluster_arrive, cluster_wait, exit };
-struct Op {
-  Step step;
-  int k_tile;
-};
-
-std::vector<Op> agent_program(bool producer, int k_tiles, bool final_sync) {
-  std::vector<Op> ops;
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    if (producer) {
-      for (Step s : {Step::wait_empty, Step::expect_tx, Step::issue}) ops.push_back({s, kt});
-    } else {
-      for (Step s : {Step::wait_full, Step::read, Step::release}) ops.push_back({s, kt});
-    }
-  }
-  if (final_sync) {
-    ops.push_back({Step::cluster_arrive, 0});
-    ops.push_back({Step::cluster_wait, 0});
-  }
-  ops.push_back({Step::exit, 0});
-  return ops;
+// What Nsight Compute counted on the H100 (README.md, lts__t_sectors_srcunit_tex_op_read.sum, 32-byte
+// sectors) for the three multicast plans is exactly what the model predicts.
+TEST(HostTraffic, MatchesTheSectorsTheH100Counted) {
+  EXPECT_EQ(l2_request_bytes(Multicast2x1::kShape, kProfiledShape) / 32, 12'582'912u);
+  EXPECT_EQ(l2_request_bytes(Multicast2x2::kShape, kProfiledShape) / 32, 8'388'608u);
+  EXPECT_EQ(l2_request_bytes({4, 2, true}, kProfiledShape) / 32, 6'291'456u);
 }
 
-std::string simulate(const ClusterShape& c, int stages, Broken broken, int warps, int k_tiles, unsigned seed) {
-  const int num_blocks = c.x * c.y, agents_per_block = 1 + warps, rounds = (k_tiles + stages - 1) / stages;
-  const int empty_count = broken == Broken::empty_counts_self_twice      ? (a_sharers(c) + b_sharers(c)) * warps
-                          : broken == Broken::empty_counts_own_warps_only ? warps
-                                                                          : empty_arrivals(c) / kConsumerWarps * warps;
-  const int tx_bytes = static_cast<int>(broken == Broken::tx_counts_own_slices_only ? issued_bytes_per_k_tile(c)
-                                                                                    : full_tx_bytes(c));
-  const bool final_sync = broken != Broken::no_final_cluster_sync;
-  const std::vector<Op> producer_ops = agent_program(true, k_tiles, final_sync);
-  const std::vector<Op> consumer_ops = agent_program(false, k_tiles, final_sync);
-
-  struct Block {
-    std::vector<course::MbarrierModel> full, empty;
-    std::vector<std::vector<int>> landed, readers;  // [stage][round]: bytes landed, consumer warps that read
-    int agents_left = 0;
-  };
-  struct Agent {
-    int block = 0;
-    bool producer = false;
-    std::size_t pc = 0;
-    bool exited = false;
-    int arrivals_in_flight = 0;
-  };
-  struct InFlight {
-    bool copy;  // a slice of a multicast load, or a remote arrival on "empty"
-    int from_agent, from_block, to_block, stage, round, bytes;
-  };
-  std::vector<Block> blocks(num_blocks);
-  for (Block& b : blocks) {
-    b.full.resize(stages);
-    b.empty.resize(stages);
-    for (course::MbarrierModel& m : b.full) m.init(1);
-    for (course::MbarrierModel& m : b.empty) m.init(empty_count);
-    b.landed.assign(stages, std::vector<int>(rounds, 0));
-    b.readers.assign(stages, std::vector<int>(rounds, 0));
-    b.agents_left = agents_per_block;
-  }
-  std::vector<Agent> agents(num_blocks * agents_per_block);
-  for (std::size_t i = 0; i < agents.size(); ++i) {
-    agents[i].block = static_cast<int>(i) / agents_per_block;
-    agents[i].producer = i % agents_per_block == 0;
-  }
-  std::vector<InFlight> flight;
-  int cluster_arrivals = 0;
-  std::mt19937 random(seed);
-  auto block_name = [](int b) { return "block " + std::to_string(b); };
-
-  for (;;) {
-    std::vector<int> choices;  // i < agents.size(): agent i's next step; else an event in flight
-    for (std::size_t i = 0; i < agents.size(); ++i) {
-      const Agent& agent = agents[i];
-      if (agent.exited) continue;
-      const Op& op = (agent.producer ? producer_ops : consumer_ops)[agent.pc];
-      const int stage = op.k_tile % stages;
-      const unsigned parity = (op.k_tile / stages) & 1u;
-      const Block& blk = blocks[agent.block];
-      bool possible = true;
-      if (op.step == Step::wait_empty) possible = blk.empty[stage].phase_done(parity ^ 1u);
-      if (op.step == Step::wait_full) possible = blk.full[stage].phase_done(parity);
-      if (op.step == Step::cluster_arrive) possible = agent.arrivals_in_flight == 0;
-      if (op.step == Step::cluster_wait) possible = cluster_arrivals == static_cast<int>(agents.size());
-      if (possible) choices.push_back(static_cast<int>(i));
-    }
-    for (std::size_t f = 0; f < flight.size(); ++f) choices.push_back(static_cast<int>(agents.size() + f));
-    if (choices.empty()) {
-      for (const Agent& agent : agents) {
-        if (!agent.exited) {
-          return "deadlock: " + block_name(agent.block) + (agent.producer ? "'s producer" : "'s consumer") +
-                 " waits forever at step " + std::to_string(agent.pc);
-        }
-      }
-      return "";
-    }
-    const int pick = choices[std::uniform_int_distribution<std::size_t>(0, choices.size() - 1)(random)];
-
-    if (pick >= static_cast<int>(agents.size())) {  // an event lands
-      const InFlight event = flight[pick - agents.size()];
-      flight.erase(flight.begin() + (pick - static_cast<int>(agents.size())));
-      Block& to = blocks[event.to_block];
-      const std::string what = event.copy ? "a multicast copy" : "a remote arrival";
-      if (to.agents_left == 0) {
-        return what + " from " + block_name(event.from_block) + " reached " + block_name(event.to_block) +
-               " after it exited";
-      }
-      if (event.copy) {
-        if (event.round > 0 && to.readers[event.stage][event.round - 1] < warps) {
-          return block_name(event.from_block) + " overwrote stage " + std::to_string(event.stage) + " of " +
-                 block_name(event.to_block) + " before all its consumer warps had read it";
-        }
-        to.landed[event.stage][event.round] += event.bytes;
-        to.full[event.stage].complete_tx(event.bytes);
-      } else {
-        to.empty[event.stage].arrive();
-        --agents[event.from_agent].arrivals_in_flight;
-      }
-      continue;
-    }
-
-    Agent& agent = agents[pick];
-    const Op op = (agent.producer ? producer_ops : consumer_ops)[agent.pc++];
-    const int stage = op.k_tile % stages, round = op.k_tile / stages;
-    const int x = agent.block % c.x, y = agent.block / c.x;
-    Block& blk = blocks[agent.block];
-    switch (op.step) {
-      case Step::expect_tx:
-        blk.full[stage].expect_tx(tx_bytes);
-        blk.full[stage].arrive();
-        break;
-      case Step::issue:
-        for (int r = 0; r < num_blocks; ++r) {
-          if (a_multicast_mask(c, x, y) >> r & 1u) {
-            flight.push_back({true, pick, agent.block, r, stage, round, static_cast<int>(kATileBytes) / a_sharers(c)});
-          }
-          if (b_multicast_mask(c, x, y) >> r & 1u) {
-            flight.push_back({true, pick, agent.block, r, stage, round, static_cast<int>(kBTileBytes) / b_sharers(c)});
-          }
-        }
-        break;
-      case Step::read:
-        if (blk.landed[stage][round] < static_cast<int>(kStageBytes)) {
-          return block_name(agent.block) + "'s consumers read stage " + std::to_string(stage) + " (k-tile " +
-                 std::to_string(op.k_tile) + ") before all of its bytes had landed";
-        }
-        ++blk.readers[stage][round];
-        break;
-      case Step::release:
-        for (int i = 0; i < num_release_targets(c); ++i) {
-          flight.push_back({false, pick, agent.block, release_target(c, x, y, i), stage, round, 0});
-          ++agent.arrivals_in_flight;
-        }
-        break;
-      case Step::cluster_arrive: ++cluster_arrivals; break;
-      case Step::exit:
-        agent.exited = true;
-        if (--blk.agents_left == 0) {
-          for (const InFlight& f : flight) {
-            if (f.copy && f.from_block == agent.block) {
-              return block_name(agent.block) + " exited while its multicast copy to " + block_name(f.to_block) +
-                     " was still on the way";
-            }
-          }
-        }
-        break;
-      default: break;  // the waits: their condition was checked above
+// The model's block count is the launcher's grid, for every variant of the lesson and row of the lab.
+TEST(HostTraffic, BlocksAreTheLaunchersGrid) {
+  std::vector<ClusterShape> shapes;
+  for (const Variant& v : kVariants) shapes.push_back(v.cluster);
+  for (const lab::Variant& v : lab::kVariants) shapes.push_back(v.cluster);
+  for (const ClusterShape& c : shapes) {
+    for (const GemmShape& s : {GemmShape{1, 4, 4}, GemmShape{200, 300, 100}, kProfiledShape, GemmShape{999, 1004, 36}}) {
+      const dim3 grid = gemm_grid(s, c);
+      EXPECT_EQ(num_blocks(c, s), std::uint64_t{grid.x} * grid.y) << name(c);
     }
   }
 }
 
-// The first problem any of `runs` random interleavings runs into, or "".
-std::string first_problem(const ClusterShape& c, int stages, Broken broken, int runs = 300, int k_tiles = 7) {
-  for (int seed = 1; seed <= runs; ++seed) {
-    const std::string problem = simulate(c, stages, broken, 2, k_tiles, static_cast<unsigned>(seed));
-    if (!problem.empty()) return problem;
-  }
-  return "";
-}
+// ---- The cluster's protocol, searched for unsafe interleavings ---------------------------------------
 
 TEST(HostMulticastProtocol, TheKernelsProtocolIsSafe) {
   for (const ClusterShape& c : {ClusterShape{2, 2, false}, ClusterShape{1, 1, true}, ClusterShape{2, 1, true},
@@ -411,6 +295,13 @@ TEST(HostMulticastProtocol, TheKernelsProtocolIsSafe) {
     for (int stages : {1, 2, 3}) {
       EXPECT_EQ(first_problem(c, stages, Broken::none, 150), "") << name(c) << ", " << stages << " stages";
     }
+  }
+}
+
+// The lab's other shapes and rings: the same protocol, other counts.
+TEST(HostMulticastProtocol, TheLabsShapesAndRingsAreSafe) {
+  for (const lab::Variant& v : lab::kVariants) {
+    EXPECT_EQ(first_problem(v.cluster, v.stages, Broken::none, 60, 2 * v.stages + 1), "") << v.name;
   }
 }
 
@@ -439,18 +330,6 @@ TEST(HostMulticastProtocol, WithoutTheFinalClusterSyncSomethingOutlivesABlock) {
 
 // ---- The problem, its grid and its tensor maps ------------------------------------------------------
 
-TEST(HostStageCursor, WalksStagesAndFlipsThePhaseEachRound) {
-  StageCursor<kStages> cursor;
-  for (int i = 0; i < 5 * kStages + 1; ++i, cursor.advance()) {
-    EXPECT_EQ(cursor.stage, i % kStages) << "k-tile " << i;
-    EXPECT_EQ(cursor.phase, static_cast<std::uint32_t>(i / kStages) & 1u) << "k-tile " << i;
-  }
-  StageCursor<1> one;
-  one.advance();
-  EXPECT_EQ(one.stage, 0);
-  EXPECT_EQ(one.phase, 1u);
-}
-
 TEST(HostGemm, ReferenceOfASmallProductByHand) {
   const GemmShape s{2, 2, 3};
   const std::vector<float> a = {1, 2, 3, -4, 0, 4};  // [[1, 2, 3], [-4, 0, 4]]
@@ -472,7 +351,7 @@ TEST(HostGemm, GridCoversTheMatrixInWholeClusters) {
   const dim3 g = gemm_grid({200, 300, 100}, {4, 2, true});
   EXPECT_EQ(g.x, 8u);  // 5 tile columns, rounded up to 2 clusters of 4
   EXPECT_EQ(g.y, 4u);  // 4 tile rows
-  for (const Variant& v : kVariants) {
+  for (const lab::Variant& v : lab::kVariants) {
     for (const GemmShape& s : {GemmShape{1, 4, 4}, GemmShape{256, 1024, 1024}, GemmShape{999, 1004, 36}}) {
       const dim3 grid = gemm_grid(s, v.cluster);
       EXPECT_EQ(grid.x % v.cluster.x, 0u) << v.name;
@@ -480,6 +359,7 @@ TEST(HostGemm, GridCoversTheMatrixInWholeClusters) {
       EXPECT_GE(grid.x * kTileN, static_cast<unsigned>(s.n)) << v.name;
       EXPECT_GE(grid.y * kTileM, static_cast<unsigned>(s.m)) << v.name;
       EXPECT_LT((grid.x - v.cluster.x) * kTileN, static_cast<unsigned>(s.n)) << v.name << ": a whole cluster of idle blocks";
+      EXPECT_LT((grid.y - v.cluster.y) * kTileM, static_cast<unsigned>(s.m)) << v.name << ": a whole cluster of idle blocks";
     }
   }
 }
@@ -487,33 +367,41 @@ TEST(HostGemm, GridCoversTheMatrixInWholeClusters) {
 TEST(HostGemm, BadShapesAreRefusedBeforeAnyAllocation) {
   EXPECT_THROW(Problem({0, 4, 4}), std::invalid_argument);
   EXPECT_THROW(Problem({4, 4, kMaxK + 1}), std::invalid_argument);
+  EXPECT_THROW(Problem({(1 << 21) + 1, 4, 4}), std::invalid_argument);
   EXPECT_FALSE(broken_shape_rule({200, 300, 100}));
 }
 
 const float* const kAlignedAddress = reinterpret_cast<const float*>(std::uintptr_t{1} << 20);
 
-TEST(HostTensorMap, EveryVariantsMapsPassTheRules) {
-  for (const Variant& v : kVariants) {
+TEST(HostTensorMap, EveryVariantsAndRowsMapsPassTheRules) {
+  std::vector<std::pair<std::string, ClusterShape>> plans;
+  for (const Variant& v : kVariants) plans.emplace_back(v.name, v.cluster);
+  for (const lab::Variant& v : lab::kVariants) plans.emplace_back(v.name, v.cluster);
+  for (const auto& [variant, c] : plans) {
     for (const GemmShape& s : {GemmShape{256, kDefaultN, kDefaultK}, GemmShape{200, 300, 100}, GemmShape{1, 4, 4}}) {
-      const std::optional<std::string> a = course::broken_tensor_map_rule(a_request(kAlignedAddress, s, v.cluster));
-      const std::optional<std::string> b = course::broken_tensor_map_rule(b_request(kAlignedAddress, s, v.cluster));
-      EXPECT_FALSE(a) << v.name << ": " << *a;
-      EXPECT_FALSE(b) << v.name << ": " << *b;
+      const std::optional<std::string> a = course::broken_tensor_map_rule(a_request(kAlignedAddress, s, c));
+      const std::optional<std::string> b = course::broken_tensor_map_rule(b_request(kAlignedAddress, s, c));
+      EXPECT_FALSE(a) << variant << ": " << *a;
+      EXPECT_FALSE(b) << variant << ": " << *b;
     }
   }
 }
 
 TEST(HostTensorMap, BoxesAreOneSlice) {
   const GemmShape s{256, kDefaultN, kDefaultK};
-  const course::TensorMapRequest a = a_request(kAlignedAddress, s, {4, 2, true});
-  const course::TensorMapRequest b = b_request(kAlignedAddress, s, {4, 2, true});
-  EXPECT_EQ(a.box_dim[0], std::uint32_t{kTileK});
-  EXPECT_EQ(a.box_dim[1], std::uint32_t{kTileM / 4});
-  EXPECT_EQ(b.box_dim[0], std::uint32_t{kTileN});
-  EXPECT_EQ(b.box_dim[1], std::uint32_t{kTileK / 2});
-  const course::TensorMapRequest whole = a_request(kAlignedAddress, s, {2, 2, false});
-  EXPECT_EQ(whole.box_dim[1], std::uint32_t{kTileM}) << "without multicast a block loads the whole tile";
-  EXPECT_EQ(std::uint64_t{a.box_dim[0]} * a.box_dim[1] * sizeof(float) * 4, std::uint64_t{kATileBytes});
+  for (const ClusterShape& c : plan_shapes()) {
+    const course::TensorMapRequest a = a_request(kAlignedAddress, s, c);
+    const course::TensorMapRequest b = b_request(kAlignedAddress, s, c);
+    EXPECT_EQ(a.box_dim[0], std::uint32_t{kTileK}) << name(c);
+    EXPECT_EQ(a.box_dim[1], static_cast<std::uint32_t>(a_slice_rows(c))) << name(c);
+    EXPECT_EQ(b.box_dim[0], std::uint32_t{kTileN}) << name(c);
+    EXPECT_EQ(b.box_dim[1], static_cast<std::uint32_t>(b_slice_rows(c))) << name(c);
+    EXPECT_EQ(std::uint64_t{a.box_dim[0]} * a.box_dim[1] * sizeof(float), std::uint64_t{a_slice_bytes(c)}) << name(c);
+    EXPECT_EQ(std::uint64_t{b.box_dim[0]} * b.box_dim[1] * sizeof(float), std::uint64_t{b_slice_bytes(c)}) << name(c);
+  }
+  EXPECT_EQ(a_request(kAlignedAddress, s, {4, 2, true}).box_dim[1], std::uint32_t{kTileM / 4});
+  EXPECT_EQ(a_request(kAlignedAddress, s, {2, 2, false}).box_dim[1], std::uint32_t{kTileM})
+      << "without multicast a block loads the whole tile";
 }
 
 TEST(HostTensorMap, RowsThatAreNotWholeGranulesAreNamed) {
@@ -522,6 +410,8 @@ TEST(HostTensorMap, RowsThatAreNotWholeGranulesAreNamed) {
   ASSERT_TRUE(broken);
   EXPECT_NE(broken->find("globalStrides[0] = 404 bytes is not a multiple of 16"), std::string::npos) << *broken;
 }
+
+// ---- The programs: command line, host model, variant tables ----------------------------------------
 
 TEST(HostChapter, SizeIsWholeRowsOfC) {
   const course::ChapterInfo info = chapter_info();
@@ -533,68 +423,203 @@ TEST(HostChapter, SizeIsWholeRowsOfC) {
   EXPECT_TRUE(info.requirement.arch_specific) << "sm_90a code runs on 9.0 only";
 }
 
+TEST(HostChapter, RequiresSm90aExactly) {
+  const course::Requirement r = chapter_info().requirement;
+  EXPECT_EQ(r.major, 9);
+  EXPECT_EQ(r.minor, 0);
+  course::DeviceInfo later;
+  later.present = true;
+  later.major = 10;
+  later.name = "a newer GPU";
+  const std::optional<std::string> why = course::unmet_requirement(r, later);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("sm_90a code runs on no other architecture"), std::string::npos) << *why;
+}
+
 TEST(HostChapter, HostModelShowsMasksAndCounts) {
   std::ostringstream out;
-  print_host_model(out);
+  chapter_info().host_model(out);
   EXPECT_NE(out.str().find("multicast_2x2: cluster 2x2, block (0,0) sends A to 0011 and B to 0101"), std::string::npos)
       << out.str();
   EXPECT_NE(out.str().find("(2 + 2 - 1) x 8 = 24"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("no_multicast: cluster 2x2, block (0,0) sends A to 0001 and B to 0001; empty expects "
+                           "(1 + 1 - 1) x 8 = 8; it loads 16 KiB per k-tile (100.0%)"),
+            std::string::npos)
+      << out.str();
 }
 
-// ---- What the compiler emits (PTX for compute_90a, generated by the build) ---------------------------
+TEST(HostChapter, LabModelShowsEveryRowAndItsRing) {
+  std::ostringstream out;
+  lab::chapter_info().host_model(out);
+  EXPECT_NE(out.str().find("multicast_4x2: cluster 4x2, block (0,0) sends A to 00001111 and B to 00010001; empty "
+                           "expects (4 + 2 - 1) x 8 = 40; it loads 6 KiB per k-tile (37.5%)"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("multicast_4x1: cluster 4x1, block (0,0) sends A to 1111 and B to 0001"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("6 stages: 96 KiB of tiles per block, barriers of 96 bytes"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("2 stages: 32 KiB of tiles per block"), std::string::npos) << out.str();
+}
+
+TEST(HostChapter, TheLabTakesTheLessonsCommandLine) {
+  const course::ChapterInfo lesson = chapter_info(), lab = lab::chapter_info();
+  EXPECT_STREQ(lab.program, "tma_multicast_lab");
+  EXPECT_EQ(std::string(lab.title).rfind("12 tma_multicast lab: ", 0), 0u) << lab.title;
+  EXPECT_EQ(lab.verify_bytes, lesson.verify_bytes);
+  EXPECT_EQ(lab.bench_bytes, lesson.bench_bytes);
+  for (std::size_t bytes : {std::size_t{0}, kRowBytes, kRowBytes + 16, std::size_t{64} << 20, std::size_t{128} << 20}) {
+    EXPECT_EQ(bool(lab.size_rule(bytes)), bool(lesson.size_rule(bytes))) << bytes;
+  }
+  EXPECT_EQ(lab.requirement.major, 9);
+  EXPECT_TRUE(lab.requirement.arch_specific);
+}
+
+// The tables are wired as their names say: each row's cluster (which shapes the maps' boxes) is
+// the plan its launcher was compiled for, and its ring is the kernel's.
+TEST(HostChapter, EveryRowLaunchesThePlanItsMapsAreCutFor) {
+  ASSERT_EQ(std::size(kVariants), 3u);
+  EXPECT_TRUE(kVariants[0].launch == &launch_gemm<NoMulticast> && same(kVariants[0].cluster, {2, 2, false}));
+  EXPECT_TRUE(kVariants[1].launch == &launch_gemm<Multicast2x1> && same(kVariants[1].cluster, {2, 1, true}));
+  EXPECT_TRUE(kVariants[2].launch == &launch_gemm<Multicast2x2> && same(kVariants[2].cluster, {2, 2, true}));
+  struct Expected {
+    const char* name;
+    ClusterShape cluster;
+    int stages;
+    ::Launch launch;
+  };
+  const Expected expected[] = {
+      {"multicast_4x2", {4, 2, true}, 4, &launch_gemm<ClusterPlan<4, 2, true>>},
+      {"multicast_2x4", {2, 4, true}, 4, &launch_gemm<ClusterPlan<2, 4, true>>},
+      {"multicast_1x2", {1, 2, true}, 4, &launch_gemm<ClusterPlan<1, 2, true>>},
+      {"multicast_1x4", {1, 4, true}, 4, &launch_gemm<ClusterPlan<1, 4, true>>},
+      {"multicast_4x1", {4, 1, true}, 4, &launch_gemm<ClusterPlan<4, 1, true>>},
+      {"no_multicast_s2", {2, 2, false}, 2, &lab::launch_ring_gemm<NoMulticast, 2>},
+      {"no_multicast_s4", {2, 2, false}, 4, &lab::launch_ring_gemm<NoMulticast, 4>},
+      {"no_multicast_s6", {2, 2, false}, 6, &lab::launch_ring_gemm<NoMulticast, 6>},
+      {"multicast_2x2_s2", {2, 2, true}, 2, &lab::launch_ring_gemm<Multicast2x2, 2>},
+      {"multicast_2x2_s4", {2, 2, true}, 4, &lab::launch_ring_gemm<Multicast2x2, 4>},
+      {"multicast_2x2_s6", {2, 2, true}, 6, &lab::launch_ring_gemm<Multicast2x2, 6>},
+  };
+  ASSERT_EQ(std::size(lab::kVariants), std::size(expected));
+  for (std::size_t i = 0; i < std::size(expected); ++i) {
+    const lab::Variant& v = lab::kVariants[i];
+    EXPECT_STREQ(v.name, expected[i].name);
+    EXPECT_TRUE(same(v.cluster, expected[i].cluster)) << v.name;
+    EXPECT_EQ(v.stages, expected[i].stages) << v.name;
+    EXPECT_TRUE(v.launch == expected[i].launch) << v.name;
+  }
+}
+
+TEST(HostChapter, TheLabsRowsAreNamedOnceWithOneLineEach) {
+  std::set<std::string> names;
+  for (const Variant& v : kVariants) names.insert(v.name);
+  for (const lab::Variant& v : lab::kVariants) {
+    EXPECT_TRUE(names.insert(v.name).second) << v.name << " twice, or also a lesson variant";
+    EXPECT_LE(std::string(v.summary).size(), 90u) << v.name << ": --help prints one line per row";
+  }
+}
+
+// Nothing measured before the lesson and the lab were split is lost: every earlier variant is a
+// variant of the lesson or a row of the lab, and the lesson stays within its four variants.
+TEST(HostChapter, EveryEarlierVariantIsInTheLessonOrTheLab) {
+  auto in_table = [](const std::string& name, const auto& table) {
+    return std::any_of(std::begin(table), std::end(table), [&](const auto& v) { return name == v.name; });
+  };
+  for (const char* name : {"no_multicast", "multicast_2x1", "multicast_2x2", "multicast_4x2"}) {
+    EXPECT_TRUE(in_table(name, kVariants) || in_table(name, lab::kVariants)) << name;
+  }
+  EXPECT_LE(std::size(kVariants), 4u);
+  EXPECT_TRUE(in_table("multicast_4x2", lab::kVariants)) << "the 8-block cluster is measured in the lab";
+}
+
+// ---- What the compiler emits (PTX for compute_90a, written by the build) ------------------------------
+
+struct CompiledKernel {
+  bool in_lab;           // its PTX: the lab's (tma_multicast_lab.cu) or the lesson's
+  const char* mangled;   // part of the kernel's mangled name
+  ClusterShape cluster;  // its plan's shape
+  int stages;
+};
+// Every kernel a variant of the lesson or a row of the lab launches.
+const CompiledKernel kKernels[] = {
+    {false, "11gemm_kernelI11ClusterPlanILi2ELi2ELb0EEE", {2, 2, false}, 4},
+    {false, "11gemm_kernelI11ClusterPlanILi2ELi1ELb1EEE", {2, 1, true}, 4},
+    {false, "11gemm_kernelI11ClusterPlanILi2ELi2ELb1EEE", {2, 2, true}, 4},
+    {true, "11gemm_kernelI11ClusterPlanILi4ELi2ELb1EEE", {4, 2, true}, 4},
+    {true, "11gemm_kernelI11ClusterPlanILi2ELi4ELb1EEE", {2, 4, true}, 4},
+    {true, "11gemm_kernelI11ClusterPlanILi1ELi2ELb1EEE", {1, 2, true}, 4},
+    {true, "11gemm_kernelI11ClusterPlanILi1ELi4ELb1EEE", {1, 4, true}, 4},
+    {true, "11gemm_kernelI11ClusterPlanILi4ELi1ELb1EEE", {4, 1, true}, 4},
+    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi2EEE", {2, 2, false}, 2},
+    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi4EEE", {2, 2, false}, 4},
+    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi6EEE", {2, 2, false}, 6},
+    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi2EEE", {2, 2, true}, 2},
+    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi4EEE", {2, 2, true}, 4},
+    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi6EEE", {2, 2, true}, 6},
+};
 
 class HostCodegen : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { ptx_ = course::read_text_file(COURSE_PTX_DIR "/tma_multicast.compute_90a.ptx"); }
-  static std::string kernel(const char* name) {
-    const std::string body = course::ptx_kernel_body(ptx_, name);
+  static void SetUpTestSuite() {
+    lesson_ptx_ = course::chapter_ptx("tma_multicast", "90a");
+    lab_ptx_ = course::chapter_ptx("tma_multicast_lab", "90a");
+  }
+  static std::string kernel(const std::string& ptx, const char* name) {
+    const std::string body = course::ptx_kernel_body(ptx, name);
     EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
     return body;
   }
-  static bool has(const std::string& body, const char* text) { return body.find(text) != std::string::npos; }
-  static int count(const std::string& body, const char* text) {
+  static bool has(const std::string& body, const std::string& text) { return body.find(text) != std::string::npos; }
+  static int count(const std::string& body, const std::string& text) {
     int n = 0;
     for (std::size_t pos = body.find(text); pos != std::string::npos; pos = body.find(text, pos + 1)) ++n;
     return n;
   }
-  static inline std::string ptx_;
+  // The PTX of one kernel of the tables, from the program that launches it.
+  static std::string ptx_of(const CompiledKernel& k) { return kernel(k.in_lab ? lab_ptx_ : lesson_ptx_, k.mangled); }
+  static inline std::string lesson_ptx_, lab_ptx_;
 };
 
-struct CompiledKernel {
-  const char* mangled;      // part of the kernel's mangled name
-  const char* cluster_dims; // the PTX directive __cluster_dims__ becomes
-  bool multicast;
-};
-const CompiledKernel kKernels[] = {
-    {"gemm_kernelI11ClusterPlanILi2ELi2ELb0EEE", ".reqnctapercluster 2, 2, 1", false},
-    {"gemm_kernelI11ClusterPlanILi2ELi1ELb1EEE", ".reqnctapercluster 2, 1, 1", true},
-    {"gemm_kernelI11ClusterPlanILi2ELi2ELb1EEE", ".reqnctapercluster 2, 2, 1", true},
-    {"gemm_kernelI11ClusterPlanILi4ELi2ELb1EEE", ".reqnctapercluster 4, 2, 1", true},
-};
+const char* const kMulticastLoad =
+    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster";
+const char* const kOwnLoad = "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes";
+
+TEST_F(HostCodegen, EveryKernelOfTheTablesIsFound) {
+  ASSERT_FALSE(lesson_ptx_.empty() || lab_ptx_.empty()) << "no PTX under " << COURSE_PTX_DIR;
+  for (const CompiledKernel& k : kKernels) ptx_of(k);  // each one fails the test when it is missing
+  EXPECT_EQ(std::size(kKernels), std::size(kVariants) + std::size(lab::kVariants)) << "one kernel per variant and row";
+}
 
 TEST_F(HostCodegen, MulticastKernelsSendEachSliceToItsRowOrColumn) {
   for (const CompiledKernel& k : kKernels) {
-    if (!k.multicast) continue;
-    const std::string body = kernel(k.mangled);
-    EXPECT_EQ(count(body, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"), 2)
-        << k.mangled << ": one A slice and one B slice per k-tile";
+    if (!k.cluster.multicast) continue;
+    const std::string body = ptx_of(k);
+    EXPECT_EQ(count(body, kMulticastLoad), 2) << k.mangled << ": one A slice and one B slice per k-tile";
     EXPECT_FALSE(has(body, "shared::cta.global.tile")) << k.mangled;
   }
 }
 
-TEST_F(HostCodegen, UnicastKernelLoadsIntoItsOwnSharedMemory) {
-  const std::string body = kernel(kKernels[0].mangled);
-  EXPECT_EQ(count(body, "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes"), 2);
-  EXPECT_FALSE(has(body, ".multicast::cluster")) << "the unicast kernel issues no multicast copy";
+TEST_F(HostCodegen, UnicastKernelsLoadIntoTheirOwnSharedMemory) {
+  int unicast = 0;
+  for (const CompiledKernel& k : kKernels) {
+    if (k.cluster.multicast) continue;
+    const std::string body = ptx_of(k);
+    EXPECT_EQ(count(body, kOwnLoad), 2) << k.mangled;
+    EXPECT_FALSE(has(body, ".multicast::cluster")) << k.mangled << ": the unicast kernel issues no multicast copy";
+    ++unicast;
+  }
+  EXPECT_EQ(unicast, 4) << "no_multicast and the lab's three rings without multicast";
 }
 
 TEST_F(HostCodegen, EveryKernelIsAClusterThatReleasesAndWaitsAtClusterScope) {
   for (const CompiledKernel& k : kKernels) {
-    const std::string body = kernel(k.mangled);
+    const std::string body = ptx_of(k);
     EXPECT_TRUE(has(body, ".explicitcluster")) << k.mangled;
-    EXPECT_TRUE(has(body, k.cluster_dims)) << k.mangled;
+    const std::string dims = ".reqnctapercluster " + std::to_string(k.cluster.x) + ", " + std::to_string(k.cluster.y) + ", 1";
+    EXPECT_TRUE(has(body, dims)) << k.mangled << ": " << dims;
     EXPECT_TRUE(has(body, "fence.mbarrier_init.release.cluster")) << k.mangled;
     EXPECT_EQ(count(body, "barrier.cluster.arrive"), 2) << k.mangled << ": after the inits and before the exit";
+    EXPECT_EQ(count(body, "barrier.cluster.wait"), 2) << k.mangled;
     EXPECT_TRUE(has(body, "mapa.u64")) << k.mangled << ": map_shared_rank of the writers' empty barriers";
     EXPECT_TRUE(has(body, "mbarrier.arrive.release.cluster.shared::cluster.b64")) << k.mangled;
     EXPECT_TRUE(has(body, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << k.mangled;
@@ -605,8 +630,83 @@ TEST_F(HostCodegen, EveryKernelIsAClusterThatReleasesAndWaitsAtClusterScope) {
   }
 }
 
-// ---- On the GPU: every variant --------------------------------------------------------------------
+// The ring's barriers are static shared arrays: kStages (or the lab's kRing) mbarriers of 8 bytes
+// each, all initialised by the unrolled loop, full_bar with one arrival and empty_bar with the
+// plan's count: mbarrier.init takes the count in a register, set once by a mov of the constant.
+TEST_F(HostCodegen, EachKernelInitialisesTheBarriersOfItsRingWithThePlansCounts) {
+  const std::regex full_bar(R"(full_bar\[(\d+)\])"), empty_bar(R"(empty_bar\[(\d+)\])");
+  const std::regex init(R"(mbarrier\.init\.shared\.b64 \[%r\d+\], (%r\d+);)");
+  for (const CompiledKernel& k : kKernels) {
+    const std::string body = ptx_of(k);
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(body, match, full_bar)) << k.mangled;
+    EXPECT_EQ(std::stoi(match[1]), 8 * k.stages) << k.mangled;
+    ASSERT_TRUE(std::regex_search(body, match, empty_bar)) << k.mangled;
+    EXPECT_EQ(std::stoi(match[1]), 8 * k.stages) << k.mangled;
+    std::multiset<int> counts;
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), init); it != std::sregex_iterator(); ++it) {
+      const std::regex set_count("mov\\.u32\\s+" + (*it)[1].str() + R"(, (\d+);)");
+      std::smatch value;
+      ASSERT_TRUE(std::regex_search(body, value, set_count)) << k.mangled << ": where is " << (*it)[1] << " set?";
+      counts.insert(std::stoi(value[1]));
+    }
+    std::multiset<int> expected;
+    for (int s = 0; s < k.stages; ++s) expected.insert({1, empty_arrivals(k.cluster)});
+    EXPECT_EQ(counts, expected) << k.mangled;
+  }
+}
 
+// The lab's copy of the kernel at four stages is the lesson's kernel, instruction for instruction
+// (operands aside, which name the kernel, its labels and its shared variables).
+TEST_F(HostCodegen, TheLabsFourStageRingsAreTheLessonsKernels) {
+  static_assert(kStages == 4, "the lab's _s4 rows stand for the lesson");
+  const std::pair<const char*, const char*> pairs[] = {
+      {"11gemm_kernelI11ClusterPlanILi2ELi2ELb0EEE", "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi4EEE"},
+      {"11gemm_kernelI11ClusterPlanILi2ELi2ELb1EEE", "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi4EEE"}};
+  for (const auto& [lesson, lab] : pairs) {
+    const std::vector<std::string> lesson_code = course::ptx_instructions(kernel(lesson_ptx_, lesson));
+    EXPECT_GT(lesson_code.size(), 100u) << lesson << ": too few instructions found";
+    EXPECT_EQ(lesson_code, course::ptx_instructions(kernel(lab_ptx_, lab))) << lab;
+  }
+}
+
+// The course moves data with TMA (cp.async.bulk), never with chapter 02's LDGSTS (cp.async.ca/cg).
+TEST_F(HostCodegen, NoCopyGoesThroughLdgsts) {
+  ASSERT_FALSE(lesson_ptx_.empty() || lab_ptx_.empty()) << "no PTX under " << COURSE_PTX_DIR;
+  for (const std::string* ptx : {&lesson_ptx_, &lab_ptx_}) {
+    EXPECT_EQ(course::count_matches(*ptx, R"(cp\.async\.c[ag]\.)"), 0);
+  }
+}
+
+// The machine code of this executable (cuobjdump; skipped where it or the sm_90a code is missing).
+// A tensor load is UTMALDG, with .MULTICAST when it has a ctaMask; the parity waits are
+// SYNCS.PHASECHK, the remote arrivals SYNCS.ARRIVE.TRANS64.RED, cluster.sync() UCGABAR_ARV and
+// UCGABAR_WAIT, and elect.sync ELECT.
+const char* machine_arch() {  // cuobjdump names arch-specific machine code sm_90a; older ones file it under sm_90
+  static const char* const arch = course::own_sass("sm_90a") ? "sm_90a" : "sm_90";
+  return arch;
+}
+
+TEST_F(HostCodegen, MachineCodeLoadsThroughTheTmaUnitAndMeetsAtClusterBarriers) {
+  COURSE_SASS_OR_SKIP(sass, machine_arch());
+  for (const CompiledKernel& k : kKernels) {
+    const std::string body = course::sass_kernel_body(sass, k.mangled);
+    ASSERT_FALSE(body.empty()) << "no kernel " << k.mangled << " in the " << machine_arch() << " machine code";
+    for (const char* op : {R"(UTMALDG)", R"(SYNCS\.PHASECHK)", R"(SYNCS\.ARRIVE\.TRANS64\.RED)", R"(UCGABAR_ARV)",
+                           R"(UCGABAR_WAIT)", R"(ELECT)"}) {
+      EXPECT_GE(course::count_matches(body, op), 1) << k.mangled << ": " << op;
+    }
+    if (k.cluster.multicast) {
+      EXPECT_GE(course::count_matches(body, R"(UTMALDG\.2D\.MULTICAST)"), 1) << k.mangled;
+    } else {
+      EXPECT_EQ(course::count_matches(body, "MULTICAST"), 0) << k.mangled;
+    }
+  }
+}
+
+// ---- On the GPU: every lesson variant and every lab row -------------------------------------------
+
+// The cases every variant and every row runs, each compared bit for bit with the reference.
 class Sm90a_TmaMulticast : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
  protected:
   Sm90a_TmaMulticast() : GpuTest(chapter_info().requirement) {}
@@ -636,26 +736,35 @@ TEST_P(Sm90a_TmaMulticast, RepeatedRunsGiveTheSameBits) {
 INSTANTIATE_TEST_SUITE_P(Variants, Sm90a_TmaMulticast, ::testing::ValuesIn(kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// Cluster shapes that no variant uses: B shared and A not, and longer rows and columns.
-class Sm90a_TmaMulticastShapes : public course::GpuTest {
+// The same cases through every row of the lab: other cluster shapes, rings of 2, 4 and 6 stages.
+class Sm90a_TmaMulticastLab : public course::GpuTest, public ::testing::WithParamInterface<lab::Variant> {
  protected:
-  Sm90a_TmaMulticastShapes() : GpuTest(chapter_info().requirement) {}
-  template <class Plan>
+  Sm90a_TmaMulticastLab() : GpuTest(lab::chapter_info().requirement) {}
   void expect_correct(const GemmShape& s) {
     Problem problem(s);
-    const GemmMaps maps = problem.maps(Plan::kShape);
-    problem.gmem_c.poison();
-    launch_gemm<Plan>(maps, problem.gmem_c.data(), s);
-    COURSE_CHECK(cudaDeviceSynchronize());
-    const course::Comparison result = problem.gmem_c.check(problem.expected, static_cast<std::size_t>(s.n));
-    EXPECT_TRUE(result.ok()) << name(Plan::kShape) << ": " << result.summary() << '\n' << result.first;
+    const course::Comparison result = lab::verify(GetParam(), problem);
+    EXPECT_TRUE(result.ok()) << s.m << " x " << s.n << " x " << s.k << ": " << result.summary() << '\n' << result.first;
+    EXPECT_EQ(result.untouched, 0u);
   }
 };
 
-TEST_F(Sm90a_TmaMulticastShapes, OneByTwo) { expect_correct<ClusterPlan<1, 2, true>>({300, 200, 200}); }
-TEST_F(Sm90a_TmaMulticastShapes, OneByFour) { expect_correct<ClusterPlan<1, 4, true>>({300, 200, 200}); }
-TEST_F(Sm90a_TmaMulticastShapes, FourByOne) { expect_correct<ClusterPlan<4, 1, true>>({300, 200, 200}); }
-TEST_F(Sm90a_TmaMulticastShapes, TwoByFour) { expect_correct<ClusterPlan<2, 4, true>>({300, 200, 200}); }
+TEST_P(Sm90a_TmaMulticastLab, OneKTile) { expect_correct({128, 256, kTileK}); }
+TEST_P(Sm90a_TmaMulticastLab, EveryStageAndPhaseManyTimes) { expect_correct({128, 256, 37 * kTileK}); }
+TEST_P(Sm90a_TmaMulticastLab, PartialTilesInEveryDimension) { expect_correct({200, 300, 100}); }
+TEST_P(Sm90a_TmaMulticastLab, SmallerThanOneTile) { expect_correct({1, 4, 4}); }
+TEST_P(Sm90a_TmaMulticastLab, ManyClusters) { expect_correct({1024, 1024, 256}); }
+TEST_P(Sm90a_TmaMulticastLab, TheProgramsDefaultProblem) { expect_correct({256, kDefaultN, kDefaultK}); }
+
+TEST_P(Sm90a_TmaMulticastLab, RepeatedRunsGiveTheSameBits) {
+  Problem problem({320, 512, 288});
+  for (int run = 0; run < 3; ++run) {
+    const course::Comparison result = lab::verify(GetParam(), problem);
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, Sm90a_TmaMulticastLab, ::testing::ValuesIn(lab::kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // The masks assume that %cluster_ctarank numbers a cluster's blocks x fastest. Check it.
 template <int kX, int kY>
@@ -695,6 +804,7 @@ class Sm90a_ClusterRank : public course::GpuTest {
 
 TEST_F(Sm90a_ClusterRank, TwoByTwoIsXFastest) { expect_x_fastest<2, 2>(); }
 TEST_F(Sm90a_ClusterRank, FourByTwoIsXFastest) { expect_x_fastest<4, 2>(); }
+TEST_F(Sm90a_ClusterRank, TwoByFourIsXFastest) { expect_x_fastest<2, 4>(); }
 
 // ---- Miscounted barriers, stopped by the bounded waits ----------------------------------------------
 
@@ -704,7 +814,7 @@ TEST_F(Sm90a_ClusterRank, FourByTwoIsXFastest) { expect_x_fastest<4, 2>(); }
 struct ExpectsSixteenBytesTooMany : ClusterPlan<2, 2, true> {
   static constexpr std::uint32_t kFullTxBytes = ClusterPlan<2, 2, true>::kFullTxBytes + 16;  // BROKEN
 };
-// The seed's count without its "- 1": every empty phase waits for one warp count that never comes.
+// The count without its "- 1": every empty phase waits for one warp count that never comes.
 struct EmptyCountsItselfTwice : ClusterPlan<2, 2, true> {
   static constexpr int kEmptyArrivals = (2 + 2) * kConsumerWarps;  // BROKEN
 };
