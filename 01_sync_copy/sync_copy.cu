@@ -3,10 +3,11 @@
 // What you learn: how a block stages a batch of global memory in shared memory,
 // why `smem[i] = gmem[j]` is really two instructions with a register in between
 // (LDG then STS), and why the batch loop needs two block-wide barriers.
-// What changed: this is the starting point; chapter 02 replaces the copy with
+// What changed: this is the starting point; chapter 02 replaces the copy line with
 // memcpy_async.
 // Hardware: any GPU this toolkit builds for (compute capability 7.5+).
-// Run: build/01_sync_copy/sync_copy [--bench] [--variant=NAME] [--size=64M]
+// Run: build/01_sync_copy/sync_copy [--bench] [--variant=NAME] [--size=64M]; copy widths, no
+//      staging and register prefetch: build/01_sync_copy/sync_copy_lab.
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
 //        (section 4.11, the copy-and-compute pattern it starts from), and the CUDA 11
 //        programming guide's "Without memcpy_async" example it is based on.
@@ -15,6 +16,7 @@
 #include <cooperative_groups.h>
 
 #include <cstdint>
+#include <ostream>
 #include <vector>
 
 #include "course/buffer.hpp"
@@ -22,19 +24,18 @@
 #include "course/check.hpp"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
+#include "sync_copy_model.hpp"  // instructions and bytes per batch, bytes in flight (Little's law)
 
 namespace cg = cooperative_groups;
 
 constexpr int kBlockThreads = 256;
 constexpr int kBatchElems = 1024;  // elements a block stages in shared memory at a time
-constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);
+constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 4 KiB
 static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index below wraps with a mask");
 
 /// [compute]
-// The computation on a staged batch: each output mixes an element with its two
-// neighbours inside the batch (the batch is a ring, so every batch is independent).
-// Neighbours were copied by *other* threads: that is why the batch goes through
-// shared memory, and why the block must synchronise before computing.
+// Each output mixes an element with its two neighbours inside the batch (the batch is a
+// ring, so every batch is independent of the others).
 __host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre, std::uint32_t right) {
   return left + 2u * centre + right;  // wraps modulo 2^32 on host and device alike
 }
@@ -52,11 +53,23 @@ std::vector<std::uint32_t> reference(const std::vector<std::uint32_t>& in) {
   return out;
 }
 
+/// [compute_batch]
+// The compute phase every kernel of chapters 01-02 shares. Neighbours were copied by *other*
+// threads: that is why the batch goes through shared memory, and why the block must
+// synchronise before computing.
+__device__ void compute_batch(const std::uint32_t* smem_batch, std::uint32_t* gmem_out_batch) {
+  for (int i = threadIdx.x; i < kBatchElems; i += blockDim.x) {
+    const int left = (i - 1) & (kBatchElems - 1), right = (i + 1) & (kBatchElems - 1);
+    gmem_out_batch[i] = smooth(smem_batch[left], smem_batch[i], smem_batch[right]);
+  }
+}
+/// [compute_batch]
+
 /// [kernel]
 // Block k handles batches k, k + gridDim.x, k + 2 * gridDim.x, ...
 __global__ void sync_copy_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
                                  std::size_t num_batches) {
-  __shared__ std::uint32_t smem_batch[kBatchElems];
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
   cg::thread_block block = cg::this_thread_block();
 
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
@@ -68,10 +81,7 @@ __global__ void sync_copy_kernel(const std::uint32_t* __restrict__ gmem_in, std:
 
     block.sync();  // every element of the batch is in shared memory before anyone reads a neighbour
 
-    for (int i = threadIdx.x; i < kBatchElems; i += blockDim.x) {
-      const int left = (i - 1) & (kBatchElems - 1), right = (i + 1) & (kBatchElems - 1);
-      gmem_out[batch * kBatchElems + i] = smooth(smem_batch[left], smem_batch[i], smem_batch[right]);
-    }
+    compute_batch(smem_batch, gmem_out + batch * kBatchElems);
 
     block.sync();  // nobody still reads this batch when the next iteration overwrites it
   }
@@ -83,21 +93,18 @@ __global__ void sync_copy_kernel(const std::uint32_t* __restrict__ gmem_in, std:
 // Still global -> register -> shared; only the width of the round trip changes.
 __global__ void sync_copy_uint4_kernel(const std::uint32_t* __restrict__ gmem_in,
                                        std::uint32_t* __restrict__ gmem_out, std::size_t num_batches) {
-  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];  // uint4 stores need 16-byte alignment
   cg::thread_block block = cg::this_thread_block();
-  constexpr int kVecs = kBatchElems / 4;
+  constexpr int kVecs = kBatchBytes / sizeof(uint4);
 
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
-    const uint4* gmem_batch = reinterpret_cast<const uint4*>(gmem_in + batch * kBatchElems);
+    const uint4* gmem_vecs = reinterpret_cast<const uint4*>(gmem_in + batch * kBatchElems);
     uint4* smem_vecs = reinterpret_cast<uint4*>(smem_batch);
-    for (int v = threadIdx.x; v < kVecs; v += blockDim.x) smem_vecs[v] = gmem_batch[v];
+    for (int v = threadIdx.x; v < kVecs; v += blockDim.x) smem_vecs[v] = gmem_vecs[v];
 
     block.sync();  // the whole batch has landed before neighbours are read
 
-    for (int i = threadIdx.x; i < kBatchElems; i += blockDim.x) {
-      const int left = (i - 1) & (kBatchElems - 1), right = (i + 1) & (kBatchElems - 1);
-      gmem_out[batch * kBatchElems + i] = smooth(smem_batch[left], smem_batch[i], smem_batch[right]);
-    }
+    compute_batch(smem_batch, gmem_out + batch * kBatchElems);
 
     block.sync();  // the batch is no longer read when the next copy overwrites it
   }
@@ -105,35 +112,29 @@ __global__ void sync_copy_uint4_kernel(const std::uint32_t* __restrict__ gmem_in
 /// [kernel_uint4]
 
 /// [launch]
-// Enough blocks to fill every SM, never more than there are batches.
-template <class Kernel>
-void launch_batches(Kernel kernel, const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+// Fill every SM with resident blocks, never more blocks than batches.
+template <auto kKernel>
+void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
   int device = 0, num_sms = 0, blocks_per_sm = 0;
   COURSE_CHECK(cudaGetDevice(&device));
   COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, 0));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
   const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
-  const unsigned grid = static_cast<unsigned>(num_batches < resident ? num_batches : resident);
-  kernel<<<grid, kBlockThreads>>>(gmem_in, gmem_out, num_batches);
+  kKernel<<<static_cast<unsigned>(num_batches < resident ? num_batches : resident), kBlockThreads>>>(gmem_in, gmem_out,
+                                                                                                    num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
 
-void launch_sync_copy(const std::uint32_t* in, std::uint32_t* out, std::size_t num_batches) {
-  launch_batches(sync_copy_kernel, in, out, num_batches);
-}
-void launch_sync_copy_uint4(const std::uint32_t* in, std::uint32_t* out, std::size_t num_batches) {
-  launch_batches(sync_copy_uint4_kernel, in, out, num_batches);
-}
-
+using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches);
 struct Variant {
   const char* name;
   const char* summary;
-  void (*launch)(const std::uint32_t* in, std::uint32_t* out, std::size_t num_batches);
+  Launch launch;
 };
 const Variant kVariants[] = {
-    {"sync_copy", "smem[i] = gmem[j], 4 bytes per load, two block syncs per batch", &launch_sync_copy},
-    {"sync_copy_uint4", "the same through 16-byte registers (uint4)", &launch_sync_copy_uint4},
+    {"sync_copy", "smem[i] = gmem[j], 4 bytes per load, two block syncs per batch", &launch_resident<sync_copy_kernel>},
+    {"sync_copy_uint4", "the same through 16-byte registers (uint4)", &launch_resident<sync_copy_uint4_kernel>},
 };
 
 // Input, expected output and device buffers for `num_batches` batches.
@@ -152,9 +153,9 @@ struct Problem {
 };
 
 // Poison, launch, synchronise, compare bit-exactly (guard bands included).
-course::Comparison verify(const Variant& variant, Problem& problem) {
+course::Comparison verify(Launch launch, Problem& problem) {
   problem.gmem_out.poison();
-  variant.launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches);
+  launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches);
   COURSE_CHECK(cudaDeviceSynchronize());
   return problem.gmem_out.check(problem.expected, kBatchElems);
 }
@@ -163,7 +164,7 @@ void run(const course::Options& opts, course::Report& report) {
   Problem problem(opts.size_bytes / kBatchBytes);
   for (const Variant& v : kVariants) {
     course::check_and_time(
-        opts, report, v.name, [&] { return verify(v, problem); },
+        opts, report, v.name, [&] { return verify(v.launch, problem); },
         [&] { v.launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches); },
         2 * opts.size_bytes);  // each element read once and written once
   }
@@ -182,6 +183,12 @@ course::ChapterInfo chapter_info() {
   info.bench_bytes = 1u << 30;
   info.size_rule =
       course::whole_multiples_of(kBatchBytes, "--size must be a whole number of 4 KiB batches (1024 uint32 elements)");
+  info.host_model = [](std::ostream& out) {  // what each variant keeps in flight, against what the memory needs
+    const std::vector<CopyPlan> plans = copy_plans();
+    print_batch_costs(out, {*find_plan(plans, "sync_copy"), *find_plan(plans, "sync_copy_uint4")}, kBatchBytes,
+                      kBlockThreads, MachineModel{});
+    print_little_table(out, MachineModel{});
+  };
   return info;
 }
 
