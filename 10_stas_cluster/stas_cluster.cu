@@ -1,30 +1,28 @@
 // 10_stas_cluster: thread block clusters, and st.async into a neighbour's shared memory.
 //
-// What you learn: how to launch clusters of thread blocks (the compile-time __cluster_dims__
-// attribute, or cudaLaunchKernelEx with a cluster-dimension attribute), how large a cluster
-// may be (cudaOccupancyMaxPotentialClusterSize), how a block finds its rank and maps another
-// block's shared memory (map_shared_rank, PTX mapa), and how st.async writes registers into
-// that memory and completes on the *receiver's* mbarrier. Eight blocks form a ring and pass
-// messages to the right through filled/ready barriers; no block exits while a neighbour can
-// still reach its shared memory. Plain stores + cluster.sync do the same for comparison.
-// What changed: the data no longer comes from global memory; the blocks of a cluster make it
-// and hand it on, and the barrier a transfer completes on belongs to another block.
+// What you learn: how to launch clusters of blocks (__cluster_dims__, or cudaLaunchKernelEx with a
+// cluster-dimension attribute) and how large they may be; how a block maps another block's shared
+// memory (map_shared_rank, PTX mapa); how st.async writes registers into it and completes on the
+// *receiver's* mbarrier; why those waits acquire at cluster scope; when a block may exit. Eight
+// blocks form a ring and pass messages through filled/ready barriers; plain stores + cluster.sync
+// do the same. Message, reference and ring model: stas_cluster_model.hpp; release per warp,
+// buffer and cluster-size sweeps: the lab (stas_cluster_lab.cu).
+// What changed from 09: no data comes from global memory; the blocks of a cluster make it and hand
+// it on, and the barrier a transfer completes on belongs to another block.
 // Hardware: compute capability 9.0 (clusters, distributed shared memory, st.async).
-// Run: build/10_stas_cluster/stas_cluster [--bench] [--variant=NAME] [--size=BYTES_PER_BLOCK]
+// Run: build/10_stas_cluster/stas_cluster [--bench] [--variant=NAME] [--size=BYTES_PER_BLOCK];
+//      the lab: build/10_stas_cluster/stas_cluster_lab
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-stas
 //        https://docs.nvidia.com/cuda/cuda-programming-guide/01-introduction/programming-model.html#thread-block-clusters
-// API: cooperative_groups::cluster_group (block_rank, num_blocks, map_shared_rank, sync)
-//        https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
+// API: cooperative_groups::cluster_group https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
 //      cudaLaunchKernelEx, cudaOccupancyMaxPotentialClusterSize, cudaOccupancyMaxActiveClusters
 //        https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__EXECUTION.html
-//      cuda::ptx::st_async https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/st_async.html
-//      cuda::ptx::mbarrier_arrive https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_arrive.html
-//      cuda::ptx::mbarrier_try_wait_parity https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_try_wait.html
+//      cuda::ptx::st_async, mbarrier_arrive, mbarrier_try_wait_parity
+//        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/st_async.html (mbarrier_arrive.html, mbarrier_try_wait.html)
 //      PTX st.async, mapa, mbarrier, barrier.cluster
 //        https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-st-async
 #include <cooperative_groups.h>
 #include <cuda/ptx>
-#include <cuda/std/chrono>
 
 #include <cstdint>
 #include <ostream>
@@ -36,73 +34,36 @@
 #include "course/chapter.hpp"
 #include "course/check.hpp"
 #include "course/output.hpp"
-#include "course/wait.cuh"
+#include "course/stage_cursor.hpp"
+#include "course/wait.cuh"        // course::WaitSite and the report of a wait that gave up
+#include "stas_cluster_model.hpp"  // the message (kThreads, kMessageBytes, ...), reference(), the ring tables
 
 namespace cg = cooperative_groups;
 namespace ptx = cuda::ptx;
 
-constexpr int kClusterBlocks = 8;  // the portable maximum: every cluster-capable GPU runs it
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
-constexpr int kVecsPerThread = 2;                 // 16-byte st.async (v4.b32) per thread per message
-constexpr int kVecElems = 4;                      // uint32 per 16-byte vector
-constexpr int kMessageElems = kThreads * kVecsPerThread * kVecElems;
-constexpr std::size_t kMessageBytes = kMessageElems * sizeof(std::uint32_t);  // 8 KiB per block per iteration
-constexpr int kOutElemsPerBlock = kThreads + kMessageElems;  // one digest per thread, then the last message
-constexpr std::uint32_t kDigestStart = 0x811C9DC5u;
+constexpr int kStages = 2;  // buffers per block: a sender may run one message ahead of its reader
 static_assert(kVecElems * sizeof(std::uint32_t) == 16, "st.async moves at most 16 bytes (v4.b32), 16-byte aligned");
-static_assert(kMessageBytes < (1u << 20), "an mbarrier's transaction count holds less than 2^20 bytes per phase");
+static_assert(kMessageBytes <= kMaxTxBytes, "an mbarrier's transaction count holds less than 2^20 bytes per phase");
 
-// ---- The ring and the host model of what every block receives -------------------------------
+// ---- Kernels ---------------------------------------------------------------------------------
 
-/// [ring]
-// Block `rank` of a ring of `size` sends to its right neighbour and receives from its left.
-__host__ __device__ constexpr unsigned ring_right(unsigned rank, unsigned size) {
-  return rank + 1 == size ? 0 : rank + 1;
-}
-__host__ __device__ constexpr unsigned ring_left(unsigned rank, unsigned size) {
-  return rank == 0 ? size - 1 : rank - 1;
-}
-
-// Which buffer an iteration uses and the parity of the phase its barriers complete. Every
-// kStages iterations the stage wraps and each barrier has completed one more phase.
-template <int kStages>
-struct RingCursor {
-  int stage = 0;
-  std::uint32_t phase = 0;  // parity bit: 0, 1, 0, ...
-  __host__ __device__ void advance() {
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1u;
-    }
+/// [cluster_wait]
+// TUTORIAL: the phases waited on here are completed by *other* blocks: the left neighbour's
+// st.async (complete-tx on our filled barrier) and the right neighbour's remote arrive (on our
+// ready barrier), both releases at cluster scope. A try_wait with the default semantics,
+// .acquire.cta, does not pair with them; .acquire.cluster does, so what the other block wrote
+// before it released is visible once the wait returns. The loop is bounded: after the process's
+// wait limit the first stuck thread reports barrier, stage and phase (course/wait.cuh) and the
+// grid stops, so a broken protocol is a diagnosis, not a hang.
+__device__ inline void wait_parity_cluster(std::uint64_t* bar, std::uint32_t parity, const course::WaitSite& site) {
+  if (ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, bar, parity)) return;
+  const unsigned long long start_ns = course::detail::globaltimer_ns();
+  while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, bar, parity)) {
+    const unsigned long long waited_ns = course::detail::globaltimer_ns() - start_ns;
+    if (waited_ns > course::detail::wait_limit) course::detail::give_up(site, waited_ns);  // reports, then traps
   }
-};
-/// [ring]
-
-// Word `elem` of the message that block `sender` (blockIdx.x) sends in `iteration`: a
-// bijective mix of a counter, so a word from another sender, iteration or place differs.
-__host__ __device__ inline std::uint32_t message_word(std::uint32_t sender, std::uint32_t iteration,
-                                                      std::uint32_t elem, std::uint32_t num_blocks) {
-  std::uint32_t x = (iteration * num_blocks + sender) * kMessageElems + elem;  // wraps after 16 GiB in all
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  return x ^ (x >> 16);
 }
-
-// Each receiving thread folds every word it reads into a digest (FNV-1a on words): a single
-// wrong word always changes the final value, because each step is a bijection of the state.
-__host__ __device__ inline std::uint32_t digest_step(std::uint32_t digest, std::uint32_t word) {
-  return (digest ^ word) * 0x01000193u;
-}
-
-__host__ __device__ inline std::uint32_t digest_step(std::uint32_t digest, uint4 v) {
-  return digest_step(digest_step(digest_step(digest_step(digest, v.x), v.y), v.z), v.w);
-}
-
-// Element `i` (0..3) of vector `k` read by thread `t` sits at this index of a message.
-__host__ __device__ constexpr int message_index(int t, int k, int i) { return (k * kThreads + t) * kVecElems + i; }
+/// [cluster_wait]
 
 // This thread's vector `k` of the message that this block sends in `iteration`.
 __device__ inline uint4 message_vector(std::uint32_t iteration, int k) {
@@ -110,58 +71,21 @@ __device__ inline uint4 message_vector(std::uint32_t iteration, int k) {
   return make_uint4(word(0), word(1), word(2), word(3));
 }
 
-struct RingShape {
-  unsigned num_clusters = 1;
-  unsigned cluster_blocks = kClusterBlocks;
-  std::uint32_t num_iterations = 1;
-  unsigned num_blocks() const { return num_clusters * cluster_blocks; }
-  std::size_t dsmem_bytes() const { return std::size_t{num_blocks()} * num_iterations * kMessageBytes; }
-};
-
-// What every block must write: per thread the digest of all it received, then the last message.
-std::vector<std::uint32_t> reference(const RingShape& shape) {
-  const unsigned n = shape.num_blocks(), size = shape.cluster_blocks;
-  std::vector<std::uint32_t> out(std::size_t{n} * kOutElemsPerBlock);
-  for (unsigned block = 0; block < n; ++block) {
-    const unsigned sender = block - block % size + ring_left(block % size, size);
-    std::uint32_t* block_out = out.data() + std::size_t{block} * kOutElemsPerBlock;
-    for (int t = 0; t < kThreads; ++t) block_out[t] = kDigestStart;
-    for (std::uint32_t it = 0; it < shape.num_iterations; ++it) {
-      for (int t = 0; t < kThreads; ++t) {
-        for (int k = 0; k < kVecsPerThread; ++k) {
-          for (int i = 0; i < kVecElems; ++i) {
-            const std::uint32_t word = message_word(sender, it, message_index(t, k, i), n);
-            block_out[t] = digest_step(block_out[t], word);
-            if (it + 1 == shape.num_iterations) block_out[kThreads + message_index(t, k, i)] = word;
-          }
-        }
-      }
-    }
-  }
-  return out;
-}
-
-// ---- Kernels ---------------------------------------------------------------------------------
-
 /// [stas_ring]
-// How a block tells its left neighbour that a message has been read: one remote arrival per
-// block after a block barrier, or one per warp after a warp barrier.
-enum class Release { per_block, per_warp };
-
-template <int kStages, Release kRelease>
+template <int kRingStages>
 __device__ void stas_ring(std::uint32_t* gmem_out, std::uint32_t num_iterations) {
-  __shared__ alignas(16) std::uint32_t smem_message[kStages][kMessageElems];  // written by the left neighbour
-  __shared__ std::uint64_t filled_bar[kStages];  // phase k: the k-th message into this stage has landed
-  __shared__ std::uint64_t ready_bar[kStages];   // phase k: the right neighbour has read our k-th message
+  __shared__ alignas(16) std::uint32_t smem_message[kRingStages][kMessageElems];  // written by the left neighbour
+  __shared__ std::uint64_t filled_bar[kRingStages];  // phase k: the k-th message into this stage has landed
+  __shared__ std::uint64_t ready_bar[kRingStages];   // phase k: the right neighbour has read our k-th message
   cg::cluster_group cluster = cg::this_cluster();
   cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
   const unsigned rank = cluster.block_rank(), ring_size = cluster.num_blocks();
+  const bool is_leader_warp = warp.meta_group_rank() == 0;
 
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(&filled_bar[s], 1);       // one arrival per phase: our own arrive.expect_tx
-      // one remote arrival per block (or per warp) of the right neighbour:
-      ptx::mbarrier_init(&ready_bar[s], kRelease == Release::per_block ? 1 : kWarps);
+    for (int s = 0; s < kRingStages; ++s) {
+      ptx::mbarrier_init(&filled_bar[s], 1);  // one arrival per phase: our own arrive.expect_tx
+      ptx::mbarrier_init(&ready_bar[s], 1);   // one arrival per phase: the right neighbour's, for its block
     }
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the inits are visible cluster-wide...
   }
@@ -175,13 +99,11 @@ __device__ void stas_ring(std::uint32_t* gmem_out, std::uint32_t num_iterations)
 
   std::uint32_t digest = kDigestStart;
   uint4 received[kVecsPerThread];
-  RingCursor<kStages> cursor;
+  course::StageCursor<kRingStages> cursor;
   for (std::uint32_t it = 0; it < num_iterations; ++it, cursor.advance()) {
     // Producer: the right neighbour's buffer for this stage is free once it has read the message we
-    // sent kStages iterations ago (phase parity ^ 1; a fresh barrier counts that phase as complete).
-    // Both barriers' phases are completed by other blocks: every wait acquires at cluster scope.
-    course::bounded_wait_parity(&ready_bar[cursor.stage], cursor.phase ^ 1u, {"ready", cursor.stage, cursor.phase ^ 1u},
-                                ptx::scope_cluster);
+    // sent kRingStages iterations ago (parity phase ^ 1; a fresh barrier counts that phase as complete).
+    wait_parity_cluster(&ready_bar[cursor.stage], cursor.phase ^ 1u, {"ready", cursor.stage, cursor.phase ^ 1u});
     for (int k = 0; k < kVecsPerThread; ++k) {
       const uint4 vector = message_vector(it, k);
       const std::uint32_t words[kVecElems] = {vector.x, vector.y, vector.z, vector.w};
@@ -191,35 +113,30 @@ __device__ void stas_ring(std::uint32_t* gmem_out, std::uint32_t num_iterations)
                     dsmem_right_filled + cursor.stage);
     }
     // Consumer: one thread announces the bytes the left neighbour's st.async will deliver, and arrives.
-    if (warp.meta_group_rank() == 0) {
+    if (is_leader_warp) {
       cg::invoke_one(warp, [&] {
         (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
                                              &filled_bar[cursor.stage], std::uint32_t{kMessageBytes});
       });
     }
-    course::bounded_wait_parity(&filled_bar[cursor.stage], cursor.phase, {"filled", cursor.stage, cursor.phase},
-                                ptx::scope_cluster);  // message landed
+    wait_parity_cluster(&filled_bar[cursor.stage], cursor.phase, {"filled", cursor.stage, cursor.phase});  // landed
     for (int k = 0; k < kVecsPerThread; ++k) {
       received[k] = reinterpret_cast<const uint4*>(smem_message[cursor.stage])[k * kThreads + threadIdx.x];
       digest = digest_step(digest, received[k]);
     }
     // Release: tell the left neighbour that this stage may be written again.
-    auto arrive_left_ready = [&] {
-      ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, dsmem_left_ready + cursor.stage);
-    };
-    if constexpr (kRelease == Release::per_block) {
-      __syncthreads();  // every warp of the block has read its part of the message...
-      if (warp.meta_group_rank() == 0) cg::invoke_one(warp, arrive_left_ready);  // ...one arrival speaks for all
-    } else {
-      warp.sync();                              // every lane of this warp has read its part...
-      cg::invoke_one(warp, arrive_left_ready);  // ...one arrival speaks for the warp
+    __syncthreads();  // every warp of the block has read its part of the message...
+    if (is_leader_warp) {
+      cg::invoke_one(warp, [&] {  // ...so one remote arrival, with release at cluster scope, speaks for all
+        ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, dsmem_left_ready + cursor.stage);
+      });
     }
   }
   std::uint32_t* gmem_block = gmem_out + std::size_t{blockIdx.x} * kOutElemsPerBlock;
   gmem_block[threadIdx.x] = digest;
   uint4* gmem_last_message = reinterpret_cast<uint4*>(gmem_block + kThreads);
   for (int k = 0; k < kVecsPerThread; ++k) gmem_last_message[k * kThreads + threadIdx.x] = received[k];
-  // TUTORIAL: our last waits do not cover the right neighbour's arrivals for our last kStages
+  // TUTORIAL: our last waits do not cover the right neighbour's arrivals for our last kRingStages
   // messages: they may still be on their way to ready_bar. Each block makes its remote
   // arrivals before it arrives at this cluster barrier (with release), and no block passes
   // the barrier before all have arrived: when we exit, nothing can still reach our memory.
@@ -229,25 +146,23 @@ __device__ void stas_ring(std::uint32_t* gmem_out, std::uint32_t num_iterations)
 
 /// [kernels]
 // The cluster size fixed at compile time: an ordinary <<<grid, block>>> launch makes clusters.
-template <int kStages, Release kRelease>
+template <int kRingStages>
 __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kThreads)
     stas_ring_kernel(std::uint32_t* gmem_out, std::uint32_t num_iterations) {
-  stas_ring<kStages, kRelease>(gmem_out, num_iterations);
+  stas_ring<kRingStages>(gmem_out, num_iterations);
 }
 
 // No compile-time size: the launch chooses it (cudaLaunchKernelEx), 1 to 8, or 16 where allowed.
-template <int kStages>
 __global__ void __launch_bounds__(kThreads) stas_ring_any_cluster_kernel(std::uint32_t* gmem_out,
                                                                           std::uint32_t num_iterations) {
-  stas_ring<kStages, Release::per_block>(gmem_out, num_iterations);
+  stas_ring<kStages>(gmem_out, num_iterations);
 }
 /// [kernels]
 
 /// [dsmem_stores]
 __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kThreads)
     dsmem_stores_kernel(std::uint32_t* gmem_out, std::uint32_t num_iterations) {
-  constexpr int kStages = 2;  // with one buffer each iteration would need a second cluster.sync
-  __shared__ alignas(16) std::uint32_t smem_message[kStages][kMessageElems];
+  __shared__ alignas(16) std::uint32_t smem_message[kStages][kMessageElems];  // two: see the cluster.sync below
   cg::cluster_group cluster = cg::this_cluster();
   const unsigned rank = cluster.block_rank();
   std::uint32_t* dsmem_right_message =
@@ -264,7 +179,7 @@ __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kThread
     }
     // One barrier for the whole cluster: our stores into the right neighbour are visible to it, the
     // left neighbour's are visible to us, and everybody has finished reading iteration it - 1, whose
-    // buffer (same stage as it + 1) is written next.
+    // buffer (same stage as it + 1) is written next. With one buffer it would take two barriers.
     cluster.sync();
     for (int k = 0; k < kVecsPerThread; ++k) {
       received[k] = reinterpret_cast<const uint4*>(smem_message[stage])[k * kThreads + threadIdx.x];
@@ -301,12 +216,11 @@ cudaLaunchAttribute cluster_dimension(unsigned blocks) {
   return attribute;
 }
 
-template <int kStages>
+template <auto kKernel>
 void launch_ex(const RingShape& shape, std::uint32_t* gmem_out) {
-  auto* kernel = stas_ring_any_cluster_kernel<kStages>;
   // More than the portable 8 blocks per cluster needs the kernel's permission.
   if (shape.cluster_blocks > kClusterBlocks) {
-    COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   }
   cudaLaunchAttribute attribute = cluster_dimension(shape.cluster_blocks);
   cudaLaunchConfig_t config = {};
@@ -314,19 +228,19 @@ void launch_ex(const RingShape& shape, std::uint32_t* gmem_out) {
   config.blockDim = dim3(kThreads);
   config.attrs = &attribute;
   config.numAttrs = 1;
-  COURSE_CHECK(cudaLaunchKernelEx(&config, kernel, gmem_out, shape.num_iterations));
+  COURSE_CHECK(cudaLaunchKernelEx(&config, kKernel, gmem_out, shape.num_iterations));
 }
 /// [launch_ex]
 
 /// [queries]
 struct ClusterLimits {
-  int max_portable = 0;      // largest cluster of this kernel without special permission
-  int max_nonportable = 0;   // with cudaFuncAttributeNonPortableClusterSizeAllowed
-  int resident_clusters = 0; // clusters of kClusterBlocks that fit on the GPU at once
+  int max_portable = 0;       // largest cluster of this kernel without special permission
+  int max_nonportable = 0;    // with cudaFuncAttributeNonPortableClusterSizeAllowed
+  int resident_clusters = 0;  // clusters of kClusterBlocks that fit on the GPU at once
 };
 
 ClusterLimits query_cluster_limits() {
-  auto* kernel = stas_ring_any_cluster_kernel<2>;
+  auto* kernel = stas_ring_any_cluster_kernel;
   ClusterLimits limits;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(kClusterBlocks);
@@ -344,7 +258,6 @@ ClusterLimits query_cluster_limits() {
 /// [queries]
 
 using RingLaunch = void (*)(const RingShape& shape, std::uint32_t* gmem_out);
-
 struct Variant {
   const char* name;
   const char* summary;
@@ -352,12 +265,11 @@ struct Variant {
 };
 const Variant kVariants[] = {
     {"stas_ring", "st.async + filled/ready mbarriers, 2 buffers per block, __cluster_dims__(8,1,1)",
-     &launch_cluster_dims<stas_ring_kernel<2, Release::per_block>>},
-    {"stas_ring_warp_release", "the same, each warp arrives on the sender's ready barrier (8 per message)",
-     &launch_cluster_dims<stas_ring_kernel<2, Release::per_warp>>},
+     &launch_cluster_dims<stas_ring_kernel<kStages>>},
     {"stas_ring_1stage", "the guide's buffer count: one, so every message waits for the last to be read",
-     &launch_cluster_dims<stas_ring_kernel<1, Release::per_block>>},
-    {"stas_ring_launch_ex", "the 2-buffer ring, cluster size given at launch (cudaLaunchKernelEx)", &launch_ex<2>},
+     &launch_cluster_dims<stas_ring_kernel<1>>},
+    {"stas_ring_launch_ex", "the 2-buffer ring, cluster size given at launch (cudaLaunchKernelEx)",
+     &launch_ex<stas_ring_any_cluster_kernel>},
     {"dsmem_stores", "plain 16-byte stores through map_shared_rank + one cluster.sync per message",
      &launch_cluster_dims<dsmem_stores_kernel>},
 };
@@ -372,9 +284,9 @@ struct Problem {
 };
 
 // Poison, launch, synchronise, compare bit-exactly (guard bands included).
-course::Comparison verify(const Variant& variant, Problem& problem) {
+course::Comparison verify(RingLaunch launch, Problem& problem) {
   problem.gmem_out.poison();
-  variant.launch(problem.shape, problem.gmem_out.data());
+  launch(problem.shape, problem.gmem_out.data());
   COURSE_CHECK(cudaDeviceSynchronize());
   return problem.gmem_out.check(problem.expected, kOutElemsPerBlock);
 }
@@ -389,23 +301,12 @@ void run(const course::Options& opts, course::Report& report) {
       << " fit at once\ngrid: " << shape.num_blocks() << " blocks, each sending " << shape.num_iterations
       << " messages of " << kMessageBytes / 1024 << " KiB; size = bytes written into remote shared memory\n";
   Problem problem(shape);
-  for (const Variant& variant : kVariants) {
+  for (const Variant& v : kVariants) {
     // The row's size is the bytes written into remote shared memory, and each crosses once.
     course::check_and_time(
-        opts, report, variant.name, [&] { return verify(variant, problem); },
-        [&] { variant.launch(shape, problem.gmem_out.data()); }, shape.dsmem_bytes(), shape.dsmem_bytes());
+        opts, report, v.name, [&] { return verify(v.launch, problem); },
+        [&] { v.launch(shape, problem.gmem_out.data()); }, shape.dsmem_bytes(), shape.dsmem_bytes());
   }
-}
-
-void print_host_model(std::ostream& out) {
-  out << "ring of " << kClusterBlocks << " blocks per cluster:";
-  for (unsigned r = 0; r < kClusterBlocks; ++r) out << ' ' << r << "->" << ring_right(r, kClusterBlocks);
-  out << "\niteration: stage / filled parity / ready parity (2 buffers):";
-  RingCursor<2> cursor;
-  for (int it = 0; it < 6; ++it, cursor.advance()) {
-    out << "  " << it << ": " << cursor.stage << '/' << cursor.phase << '/' << (cursor.phase ^ 1u);
-  }
-  out << '\n';
 }
 
 course::ChapterInfo chapter_info() {
@@ -415,20 +316,24 @@ course::ChapterInfo chapter_info() {
   info.explanation =
       "Clusters of 8 blocks form a ring: each block writes a message into its right neighbour's\n"
       "shared memory with st.async, which completes on the neighbour's 'filled' mbarrier; the\n"
-      "neighbour reads it and arrives on the sender's 'ready' mbarrier. Launched with __cluster_dims__\n"
-      "and with cudaLaunchKernelEx, compared with plain stores + cluster.sync. --size is the bytes\n"
-      "each block sends; every received word is folded into a digest checked against a host model.";
+      "neighbour reads it and arrives on the sender's 'ready' mbarrier. Two buffers and the guide's\n"
+      "one, __cluster_dims__ and cudaLaunchKernelEx, and plain stores + cluster.sync. --size is the\n"
+      "bytes each block sends; every received word is folded into a digest checked against a host model.";
   info.requirement = {9, 0, false, "thread block clusters and st.async"};
   info.verify_bytes = 256u << 10;
   info.bench_bytes = 2u << 20;
   info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
-    if (bytes % kMessageBytes != 0 || bytes / kMessageBytes > (1u << 30)) {
+    if (bytes == 0 || bytes % kMessageBytes != 0 || bytes / kMessageBytes > (1u << 30)) {
       return "--size is the bytes each block sends: a whole number of 8 KiB messages, at most 8 TiB";
     }
     return std::nullopt;
   };
   info.bench_reads_device_memory = false;  // messages go from shared memory to shared memory
-  info.host_model = print_host_model;
+  info.host_model = [](std::ostream& out) {
+    print_ring(out, kClusterBlocks);
+    print_phase_counts(out, Release::per_block);
+    print_ring_waits<kStages>(out, "2 buffers");
+  };
   return info;
 }
 

@@ -1,24 +1,32 @@
-// Tests for 10_stas_cluster: the ring's schedule and host model, a model of the whole
-// filled/ready protocol that looks for unsafe interleavings (exit safety included), what the
-// kernels compile to, every variant bit-exact on the GPU for several shapes, cluster sizes and
-// stage counts, and broken protocols stopped by the bounded waits.
-#include "stas_cluster.cu"
+// Tests for 10_stas_cluster, lesson, lab and model: the message, the reference and the ring's
+// tables (model); the filled/ready protocol simulated in random orders, with the broken protocols
+// the model must catch; the variant tables; what each kernel of lesson and lab compiles to (PTX
+// for compute_90 and, where cuobjdump can read it, sm_90 machine code); every lesson variant and
+// every lab row bit-exact on the GPU for several shapes and cluster sizes; broken protocols
+// stopped by the lesson's bounded cluster-scope wait.
+#include "stas_cluster_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
-#include "course/mbarrier_model.hpp"
+#include "course/codegen.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+namespace lab {
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+}  // namespace lab
 
 namespace {
 
-// ---- The ring's schedule and the host model --------------------------------------------------
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// ---- The message and the reference ------------------------------------------------------------
 
 TEST(HostRing, NeighboursFormOneCycleThroughEveryBlock) {
   for (unsigned size = 1; size <= 16; ++size) {
@@ -30,27 +38,6 @@ TEST(HostRing, NeighboursFormOneCycleThroughEveryBlock) {
     } while (rank != 0 && steps <= size);
     EXPECT_EQ(steps, size) << "the ring of " << size << " blocks is not one cycle";
   }
-}
-
-template <int kStages>
-void expect_cursor_follows_iterations() {
-  RingCursor<kStages> cursor;
-  for (std::uint32_t it = 0; it < 40; ++it, cursor.advance()) {
-    EXPECT_EQ(cursor.stage, static_cast<int>(it % kStages)) << "iteration " << it;
-    EXPECT_EQ(cursor.phase, (it / kStages) & 1u) << "iteration " << it;
-    if (it >= kStages) {
-      // The ready wait (parity phase ^ 1) is the completion of the read of the message sent
-      // kStages iterations earlier into the same stage.
-      EXPECT_EQ(cursor.phase ^ 1u, ((it - kStages) / kStages) & 1u) << "iteration " << it;
-    }
-  }
-}
-
-TEST(HostRing, CursorGivesStageAndParityOfEveryIteration) {
-  expect_cursor_follows_iterations<1>();
-  expect_cursor_follows_iterations<2>();
-  expect_cursor_follows_iterations<3>();
-  expect_cursor_follows_iterations<4>();
 }
 
 TEST(HostRing, MessageWordsDifferBySenderIterationAndPlace) {
@@ -107,181 +94,148 @@ TEST(HostRing, ReceiversOfTwoClustersStayInTheirCluster) {
 }
 
 TEST(HostRing, SizeMustBeWholeMessages) {
-  const course::ChapterInfo info = chapter_info();
-  EXPECT_FALSE(info.size_rule(kMessageBytes));
-  EXPECT_FALSE(info.size_rule(1000 * kMessageBytes));
-  EXPECT_TRUE(info.size_rule(kMessageBytes + 16));
-  EXPECT_TRUE(info.size_rule(4096));
+  for (const course::ChapterInfo& info : {chapter_info(), lab::chapter_info()}) {
+    EXPECT_FALSE(info.size_rule(kMessageBytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(1000 * kMessageBytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(info.verify_bytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(info.bench_bytes)) << info.program;
+    EXPECT_TRUE(info.size_rule(0)) << info.program << ": no messages, nothing to check";
+    EXPECT_TRUE(info.size_rule(kMessageBytes + 16)) << info.program;
+    EXPECT_TRUE(info.size_rule(4096)) << info.program;
+  }
 }
 
-// ---- A model of the filled/ready protocol, searched for unsafe interleavings ------------------
-//
-// One cluster, one agent per block (a block's warps move together), counted in whole messages.
-// st.async deliveries and remote arrivals travel on their own and land whenever the scheduler
-// picks them; a block's cluster arrival waits until its remote arrivals have landed (release),
-// but not for its st.async deliveries (their only completion is the receiver's barrier). At
-// every step the scheduler picks one possible event at random. The first broken rule is
-// reported: a message read before it landed, a message overwritten before it was read, a
-// remote access to a block that has exited, or a deadlock.
+// ---- The ring's tables ------------------------------------------------------------------------
 
-enum class Step {
-  wait_ready, send, expect_tx, wait_filled, consume, arrive_left_ready, cluster_arrive, cluster_wait, exit
-};
-
-struct Op {
-  Step step;
-  int stage;
-  unsigned parity;
-};
-
-struct Protocol {
-  int stages = 2;
-  bool ready_wait_first = true;  // the program's order; false: the guide's (wait for "ready" last)
-  bool final_cluster_sync = true;
-  bool skip_ready_wait = false;    // broken
-  bool skip_ready_arrive = false;  // broken
-};
-
-std::vector<Op> block_program(const Protocol& p, int iterations) {
-  std::vector<Op> ops;
-  for (int it = 0; it < iterations; ++it) {
-    const int s = it % p.stages;
-    const unsigned parity = (it / p.stages) & 1u;
-    if (p.ready_wait_first && !p.skip_ready_wait) ops.push_back({Step::wait_ready, s, parity ^ 1u});
-    ops.push_back({Step::send, s, 0});
-    ops.push_back({Step::expect_tx, s, 0});
-    ops.push_back({Step::wait_filled, s, parity});
-    ops.push_back({Step::consume, s, 0});
-    if (!p.skip_ready_arrive) ops.push_back({Step::arrive_left_ready, s, 0});
-    if (!p.ready_wait_first && !p.skip_ready_wait) ops.push_back({Step::wait_ready, s, parity});
-  }
-  if (p.final_cluster_sync) {
-    ops.push_back({Step::cluster_arrive, 0, 0});
-    ops.push_back({Step::cluster_wait, 0, 0});
-  }
-  ops.push_back({Step::exit, 0, 0});
-  return ops;
-}
-
-std::string simulate(const Protocol& p, int ring_size, int iterations, unsigned seed) {
-  struct Block {
-    std::vector<course::MbarrierModel> filled, ready;
-    std::vector<bool> landed;  // per stage: a message is in the buffer, not yet read
-    std::size_t pc = 0;
-    bool exited = false;
-    int arrivals_in_flight = 0;
-  };
-  struct InFlight {
-    bool message;  // st.async delivery, or remote arrival on "ready"
-    int from, to, stage;
-  };
-  const std::vector<Op> program = block_program(p, iterations);
-  std::vector<Block> blocks(ring_size);
-  for (Block& b : blocks) {
-    b.filled.assign(p.stages, course::MbarrierModel{});
-    b.ready.assign(p.stages, course::MbarrierModel{});
-    b.landed.assign(p.stages, false);
-  }
-  std::vector<InFlight> flight;
-  int cluster_arrivals = 0;
-  std::mt19937 random(seed);
-  auto name = [](int b) { return "block " + std::to_string(b); };
-
-  for (;;) {
-    std::vector<int> choices;  // b < ring_size: block b's next step; else an event in flight
-    for (int b = 0; b < ring_size; ++b) {
-      const Block& blk = blocks[b];
-      if (blk.exited) continue;
-      const Op& op = program[blk.pc];
-      bool possible = true;
-      if (op.step == Step::wait_ready) possible = blk.ready[op.stage].phase_done(op.parity);
-      if (op.step == Step::wait_filled) possible = blk.filled[op.stage].phase_done(op.parity);
-      if (op.step == Step::cluster_arrive) possible = blk.arrivals_in_flight == 0;
-      if (op.step == Step::cluster_wait) possible = cluster_arrivals == ring_size;
-      if (possible) choices.push_back(b);
+TEST(HostRingTables, EveryBlockSendsToOneAndHearsFromOneTheSameNumberOfMessages) {
+  for (unsigned size : {1u, 2u, 4u, 8u, 16u}) {
+    const std::vector<BlockTraffic> blocks = ring_traffic(size, 37);
+    ASSERT_EQ(blocks.size(), size);
+    std::vector<int> heard(size, 0);
+    for (const BlockTraffic& b : blocks) {
+      ++heard[b.sends_to];
+      EXPECT_EQ(blocks[b.sends_to].receives_from, b.rank) << "ring of " << size << ", block " << b.rank;
+      EXPECT_EQ(b.messages_sent, 37u);
+      EXPECT_EQ(b.messages_received, 37u);
+      EXPECT_EQ(b.bytes_sent, 37 * kMessageBytes);
     }
-    for (std::size_t f = 0; f < flight.size(); ++f) choices.push_back(ring_size + static_cast<int>(f));
-    if (choices.empty()) {
-      for (int b = 0; b < ring_size; ++b) {
-        if (!blocks[b].exited) return "deadlock: " + name(b) + " waits forever at step " + std::to_string(blocks[b].pc);
+    for (unsigned r = 0; r < size; ++r) EXPECT_EQ(heard[r], 1) << "ring of " << size << ": block " << r << " hears";
+  }
+  EXPECT_EQ(ring_traffic(2, 1)[0].sends_to, 1u);
+  EXPECT_EQ(ring_traffic(2, 1)[1].sends_to, 0u);
+  EXPECT_EQ(ring_traffic(1, 1)[0].sends_to, 0u) << "a ring of one block writes into its own shared memory";
+}
+
+TEST(HostRingTables, FilledCountsOneArrivalAndTheWholeMessageInBytes) {
+  for (Release release : {Release::per_block, Release::per_warp, Release::per_thread}) {
+    const std::vector<PhaseCount> counts = phase_counts(release);
+    ASSERT_EQ(counts.size(), 2u);
+    const PhaseCount& filled = counts[0];
+    EXPECT_STREQ(filled.barrier, "filled");
+    EXPECT_EQ(filled.arrivals, 1) << "the receiver's own arrive.expect_tx";
+    EXPECT_EQ(filled.tx_bytes, kMessageBytes);
+    EXPECT_EQ(std::size_t(filled.st_async_per_phase) * 16, kMessageBytes) << "each st.async completes 16 bytes";
+    EXPECT_LE(filled.tx_bytes, kMaxTxBytes) << "one phase counts less than 2^20 bytes";
+    EXPECT_STREQ(counts[1].barrier, "ready");
+    EXPECT_EQ(counts[1].tx_bytes, 0u) << "nothing but arrivals completes ready";
+  }
+}
+
+TEST(HostRingTables, ReadyCountsOneArrivalPerReleasingBlockWarpOrThread) {
+  EXPECT_EQ(phase_counts(Release::per_block)[1].arrivals, 1);
+  EXPECT_EQ(phase_counts(Release::per_warp)[1].arrivals, 8);
+  EXPECT_EQ(phase_counts(Release::per_thread)[1].arrivals, 256) << "the guide's count: BLOCK_SIZE";
+}
+
+TEST(HostRingTables, EachBufferCarriesEveryKthMessage) {
+  for (int stages = 1; stages <= 4; ++stages) {
+    for (std::uint32_t n : {0u, 1u, 2u, 5u, 32u, 1001u}) {
+      std::uint32_t total = 0;
+      for (int s = 0; s < stages; ++s) {
+        std::uint32_t by_hand = 0;
+        for (std::uint32_t m = 0; m < n; ++m) by_hand += (m % stages == static_cast<std::uint32_t>(s)) ? 1 : 0;
+        EXPECT_EQ(messages_in_stage(n, stages, s), by_hand) << n << " messages, " << stages << " stages, stage " << s;
+        total += messages_in_stage(n, stages, s);
       }
-      return "";
+      EXPECT_EQ(total, n);
     }
-    const int pick = choices[std::uniform_int_distribution<std::size_t>(0, choices.size() - 1)(random)];
-    if (pick >= ring_size) {
-      const InFlight event = flight[pick - ring_size];
-      flight.erase(flight.begin() + (pick - ring_size));
-      Block& to = blocks[event.to];
-      if (to.exited) {
-        return std::string(event.message ? "st.async" : "remote arrive") + " from " + name(event.from) +
-               " reached " + name(event.to) + " after it exited";
-      }
-      if (event.message) {
-        if (to.landed[event.stage]) return "a message into " + name(event.to) + " was overwritten before it was read";
-        to.landed[event.stage] = true;
-        to.filled[event.stage].complete_tx(1);
-      } else {
-        to.ready[event.stage].arrive();
-        --blocks[event.from].arrivals_in_flight;
-      }
-      continue;
-    }
-    Block& blk = blocks[pick];
-    const Op op = program[blk.pc++];
-    const int right = static_cast<int>(ring_right(pick, ring_size));
-    const int left = static_cast<int>(ring_left(pick, ring_size));
-    switch (op.step) {
-      case Step::send: flight.push_back({true, pick, right, op.stage}); break;
-      case Step::expect_tx:
-        blk.filled[op.stage].expect_tx(1);
-        blk.filled[op.stage].arrive();
-        break;
-      case Step::consume:
-        if (!blk.landed[op.stage]) return name(pick) + " read a message before it landed";
-        blk.landed[op.stage] = false;
-        break;
-      case Step::arrive_left_ready:
-        flight.push_back({false, pick, left, op.stage});
-        ++blk.arrivals_in_flight;
-        break;
-      case Step::cluster_arrive: ++cluster_arrivals; break;
-      case Step::exit: blk.exited = true; break;
-      default: break;  // the waits: their condition was checked above
+  }
+  EXPECT_EQ(messages_in_stage(32, 2, 0), 16u);
+  EXPECT_EQ(messages_in_stage(5, 4, 0), 2u);
+  EXPECT_EQ(messages_in_stage(5, 4, 3), 1u);
+}
+
+template <int kS>
+void expect_waits_follow_iterations() {
+  const std::vector<RingWait> waits = ring_waits<kS>(40);
+  for (std::uint32_t it = 0; it < waits.size(); ++it) {
+    EXPECT_EQ(waits[it].stage, static_cast<int>(it % kS)) << kS << " stages, iteration " << it;
+    EXPECT_EQ(waits[it].filled_parity, (it / kS) & 1u) << kS << " stages, iteration " << it;
+    if (it >= kS) {
+      // The ready wait is for the read of the message sent kS iterations earlier into the same
+      // buffer, i.e. that earlier iteration's filled parity on the receiving side.
+      EXPECT_EQ(waits[it].ready_parity, waits[it - kS].filled_parity) << kS << " stages, iteration " << it;
+    } else {
+      EXPECT_EQ(waits[it].ready_parity, 1u) << "a fresh barrier reports parity 1 as complete";
     }
   }
 }
 
-// The first problem any of `runs` random interleavings runs into, or "".
-std::string first_problem(const Protocol& p, int ring_size, int runs = 400, int iterations = 6) {
-  for (int seed = 1; seed <= runs; ++seed) {
-    const std::string problem = simulate(p, ring_size, iterations, seed);
-    if (!problem.empty()) return problem;
-  }
-  return "";
+TEST(HostRingTables, WaitsGiveStageAndParityOfEveryIteration) {
+  expect_waits_follow_iterations<1>();
+  expect_waits_follow_iterations<2>();
+  expect_waits_follow_iterations<3>();
+  expect_waits_follow_iterations<4>();
 }
 
-TEST(HostRingProtocol, ProgramsOrderWithFinalClusterSyncIsSafe) {
+TEST(HostRingTables, ProgramsPrintTheModel) {
+  std::ostringstream lesson, lab_model;
+  chapter_info().host_model(lesson);
+  lab::chapter_info().host_model(lab_model);
+  EXPECT_TRUE(contains(lesson.str(), "ring of 8 blocks per cluster: 0->1 1->2 2->3 3->4 4->5 5->6 6->7 7->0"))
+      << lesson.str();
+  EXPECT_TRUE(contains(lesson.str(), "filled: 1 arrival + 8192 bytes from 512 st.async; ready: 1 arrival;"))
+      << lesson.str();
+  EXPECT_TRUE(contains(lesson.str(), "(2 buffers):  0: 0/0/1  1: 1/0/1  2: 0/1/0  3: 1/1/0  4: 0/0/1  5: 1/0/1"))
+      << lesson.str();
+  EXPECT_TRUE(contains(lab_model.str(), "ring of 2 blocks per cluster: 0->1 1->0")) << lab_model.str();
+  EXPECT_TRUE(contains(lab_model.str(), "ready: 8 arrivals;")) << lab_model.str();
+  EXPECT_TRUE(contains(lab_model.str(), "(1 buffer):  0: 0/0/1  1: 0/1/0  2: 0/0/1  3: 0/1/0")) << lab_model.str();
+}
+
+// ---- The protocol, simulated ------------------------------------------------------------------
+
+TEST(HostRingProtocol, ProtocolForAReleaseCountsWhatItArrives) {
+  EXPECT_EQ(protocol_for(Release::per_block, 2).release_arrivals, 1);
+  EXPECT_EQ(protocol_for(Release::per_warp, 2).ready_count, kWarps);
+  EXPECT_EQ(protocol_for(Release::per_thread, 3).release_arrivals, kThreads);
+  EXPECT_EQ(protocol_for(Release::per_thread, 3).stages, 3);
+  EXPECT_EQ(protocol_for(Release::per_thread, 3).expect_tx_bytes, static_cast<int>(kMessageBytes));
+}
+
+TEST(HostRingProtocol, LessonsOrderWithFinalClusterSyncIsSafe) {
   for (int stages : {1, 2, 3, 4}) {
-    for (int ring_size : {1, 2, 3, 8}) {
-      Protocol p;
-      p.stages = stages;
-      EXPECT_EQ(first_problem(p, ring_size), "") << stages << " stages, ring of " << ring_size;
+    for (int ring_size : {1, 2, 3, 4, 8}) {
+      EXPECT_EQ(first_problem(protocol_for(Release::per_block, stages), ring_size), "")
+          << stages << " stages, ring of " << ring_size;
     }
   }
 }
 
-TEST(HostRingProtocol, ProgramsOrderWithoutFinalSyncLetsAnArrivalReachAnExitedBlock) {
+TEST(HostRingProtocol, ReleasePerWarpWithItsCountIsSafe) {
+  for (int ring_size : {2, 8}) EXPECT_EQ(first_problem(protocol_for(Release::per_warp, 2), ring_size, 200), "");
+}
+
+TEST(HostRingProtocol, LessonsOrderWithoutFinalSyncLetsAnArrivalReachAnExitedBlock) {
   for (int stages : {1, 2}) {
-    Protocol p;
-    p.stages = stages;
+    Protocol p = protocol_for(Release::per_block, stages);
     p.final_cluster_sync = false;
-    EXPECT_NE(first_problem(p, 8).find("remote arrive from block"), std::string::npos) << stages << " stages";
+    EXPECT_TRUE(contains(first_problem(p, 8), "remote arrive from block")) << stages << " stages";
   }
 }
 
 TEST(HostRingProtocol, GuidesOrderWithOneBufferIsSafeWithoutFinalSync) {
-  Protocol p;
-  p.stages = 1;
+  Protocol p = protocol_for(Release::per_block, 1);
   p.ready_wait_first = false;
   p.final_cluster_sync = false;
   EXPECT_EQ(first_problem(p, 8), "");
@@ -290,84 +244,236 @@ TEST(HostRingProtocol, GuidesOrderWithOneBufferIsSafeWithoutFinalSync) {
 TEST(HostRingProtocol, WithoutTheReadyWaitAMessageIsOverwritten) {
   Protocol p;
   p.skip_ready_wait = true;
-  EXPECT_NE(first_problem(p, 8).find("overwritten before it was read"), std::string::npos);
+  EXPECT_TRUE(contains(first_problem(p, 8), "overwritten before it was read"));
 }
 
 TEST(HostRingProtocol, WithoutTheReadyArrivalTheRingDeadlocks) {
   Protocol p;
-  p.skip_ready_arrive = true;
-  EXPECT_NE(first_problem(p, 8).find("deadlock"), std::string::npos);
+  p.release_arrivals = 0;
+  EXPECT_TRUE(contains(first_problem(p, 8), "deadlock"));
 }
 
-// ---- What the compiler emits (PTX generated by the build) --------------------------------
+TEST(HostRingProtocol, ExpectingMoreBytesThanSentDeadlocks) {
+  Protocol p;
+  p.expect_tx_bytes = static_cast<int>(kMessageBytes) + 16;  // Sm90_StasClusterBroken runs this one
+  EXPECT_TRUE(contains(first_problem(p, 8), "deadlock: block"));
+}
+
+TEST(HostRingProtocol, ExpectingFewerBytesThanSentReadsTooEarly) {
+  Protocol p;
+  p.expect_tx_bytes = static_cast<int>(kMessageBytes) / p.chunks * (p.chunks - 1);
+  const std::string problem = first_problem(p, 8);
+  EXPECT_TRUE(contains(problem, "before it landed") || contains(problem, "overwritten") || contains(problem, "deadlock"))
+      << problem;
+}
+
+// Eight arrivals on a count of one complete eight phases per message: the parity ends where it
+// started, so the sender waits forever, or passes on a parity seen halfway and overwrites.
+TEST(HostRingProtocol, ArrivalsPerWarpOnACountOfOneBreakTheRing) {
+  Protocol p = protocol_for(Release::per_warp, 2);
+  p.ready_count = 1;
+  const std::string problem = first_problem(p, 8);
+  EXPECT_TRUE(contains(problem, "deadlock") || contains(problem, "overwritten before it was read")) << problem;
+}
+
+TEST(HostRingProtocol, OneArrivalPerBlockOnACountOfEightDeadlocks) {
+  Protocol p = protocol_for(Release::per_block, 2);
+  p.ready_count = kWarps;
+  EXPECT_TRUE(contains(first_problem(p, 8), "deadlock"));
+}
+
+// ---- The variant tables -----------------------------------------------------------------------
+
+template <class Table>
+std::vector<std::string> unique_names(const Table& table) {
+  std::vector<std::string> names;
+  for (const auto& v : table) {
+    EXPECT_EQ(std::find(names.begin(), names.end(), v.name), names.end()) << v.name << " twice";
+    names.push_back(v.name);
+  }
+  return names;
+}
+
+TEST(HostVariants, LessonHasFourAndTheLabEveryOtherRow) {
+  const std::vector<std::string> lesson = unique_names(kVariants);
+  EXPECT_EQ(lesson, (std::vector<std::string>{"stas_ring", "stas_ring_1stage", "stas_ring_launch_ex", "dsmem_stores"}));
+  const std::vector<std::string> rows = unique_names(lab::kVariants);
+  std::vector<std::string> expected = {"stas_ring_warp_release"};
+  for (int c : {2, 4, 8}) {
+    for (int s = 1; s <= 4; ++s) expected.push_back("stas_ring_s" + std::to_string(s) + "_c" + std::to_string(c));
+  }
+  EXPECT_EQ(rows, expected);
+  // Everything measured before the lesson and the lab were split is still measured in one of them.
+  std::vector<std::string> all = lesson;
+  all.insert(all.end(), rows.begin(), rows.end());
+  for (const char* name :
+       {"stas_ring", "stas_ring_warp_release", "stas_ring_1stage", "stas_ring_launch_ex", "dsmem_stores"}) {
+    EXPECT_NE(std::find(all.begin(), all.end(), name), all.end()) << name;
+  }
+}
+
+TEST(HostVariants, LabRowsNameTheirClusterSizeAndTheLabTakesTheLessonsCommandLine) {
+  for (const lab::Variant& v : lab::kVariants) {
+    const std::string name = v.name;
+    if (name == "stas_ring_warp_release") {
+      EXPECT_EQ(v.cluster_blocks, unsigned(kClusterBlocks)) << "__cluster_dims__(8, 1, 1)";
+      continue;
+    }
+    EXPECT_EQ(name.substr(name.find("_c") + 2), std::to_string(v.cluster_blocks)) << name;
+  }
+  const course::ChapterInfo lesson = chapter_info(), lab_info = lab::chapter_info();
+  EXPECT_STREQ(lab_info.program, "stas_cluster_lab");
+  EXPECT_EQ(lab_info.verify_bytes, lesson.verify_bytes);
+  EXPECT_EQ(lab_info.bench_bytes, lesson.bench_bytes);
+  EXPECT_EQ(lab_info.requirement.major, 9);
+}
+
+TEST(HostVariants, EveryLabRowRunsTheLessonsGridAndBytes) {
+  const unsigned num_blocks = 124 * kClusterBlocks;  // as on the H100
+  for (const lab::Variant& v : lab::kVariants) {
+    const RingShape shape = lab::row_shape(v, num_blocks, 32);
+    EXPECT_EQ(shape.num_blocks(), num_blocks) << v.name;
+    EXPECT_EQ(shape.dsmem_bytes(), std::size_t{num_blocks} * 32 * kMessageBytes) << v.name;
+  }
+}
+
+// ---- What the compiler emits (PTX generated by the build; SASS of this executable) ------------
 
 class HostCodegen : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { ptx90_ = course::read_text_file(COURSE_PTX_DIR "/stas_cluster.compute_90.ptx"); }
-  // The kernel's text from its .entry line to the next kernel's. (course::ptx_kernel_body stops
-  // at the first '}' that starts a line, and the braced inline-asm blocks of cuda::ptx put one
-  // there.)
-  static std::string kernel_text(const std::string& ptx, const char* name) {
-    std::size_t pos = 0;
-    while ((pos = ptx.find(".entry ", pos)) != std::string::npos) {
-      const std::size_t line_end = ptx.find('\n', pos);
-      if (ptx.substr(pos, line_end - pos).find(name) != std::string::npos) {
-        return ptx.substr(pos, ptx.find(".entry ", line_end) - pos);
-      }
-      pos = line_end;
-    }
-    return "";
+  static void SetUpTestSuite() {
+    lesson_ = course::chapter_ptx("stas_cluster", "90");
+    lab_ = course::chapter_ptx("stas_cluster_lab", "90");
   }
-  static std::string sm90(const char* name) {
-    const std::string body = kernel_text(ptx90_, name);
-    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
+  static std::string kernel(const std::string& ptx, const std::string& part, const char* program) {
+    const std::string body = course::ptx_kernel_body(ptx, part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in " << program << ".compute_90.ptx";
     return body;
   }
-  static bool has(const std::string& body, const char* text) { return body.find(text) != std::string::npos; }
-  static inline std::string ptx90_;
+  static std::string lesson(const std::string& part) { return kernel(lesson_, part, "stas_cluster"); }
+  static std::string lab(const std::string& part) { return kernel(lab_, part, "stas_cluster_lab"); }
+  // Every ring kernel of lesson and lab, by name.
+  static std::vector<std::pair<std::string, std::string>> rings() {
+    std::vector<std::pair<std::string, std::string>> all = {
+        {"stas_ring", lesson(kRing2)},
+        {"stas_ring_1stage", lesson(kRing1)},
+        {"stas_ring_launch_ex", lesson(kAnyCluster)},
+        {"lab stas_ring_warp_release", lab(kWarpRelease)}};
+    for (int s = 1; s <= 4; ++s) all.push_back({"lab sweep, " + std::to_string(s) + " stages", lab(sweep(s))});
+    return all;
+  }
+  static std::string sweep(int stages) { return "3lab28stas_ring_any_cluster_kernelILi" + std::to_string(stages) + "EE"; }
+  static inline const char* const kRing2 = "_Z16stas_ring_kernelILi2EE";
+  static inline const char* const kRing1 = "_Z16stas_ring_kernelILi1EE";
+  static inline const char* const kAnyCluster = "_Z28stas_ring_any_cluster_kernelPjj";
+  static inline const char* const kWarpRelease = "3lab29stas_ring_warp_release_kernelEPjj";
+  static inline const char* const kStores = "_Z19dsmem_stores_kernelPjj";
+  static inline std::string lesson_, lab_;
 };
 
+// st.async (v4.b32, 16 bytes) into the neighbour, completing bytes on the neighbour's barrier;
+// mapa for every mapped address; the remote arrive with release at cluster scope; the local
+// expect-tx at CTA scope; the inits published to the cluster; elect.sync from invoke_one; the
+// cluster barriers; no plain 16-byte store into shared memory.
 TEST_F(HostCodegen, RingsStoreWithStAsyncAndSignalAcrossBlocks) {
-  for (const char* name : {"stas_ring_kernelILi1EL7Release0E", "stas_ring_kernelILi2EL7Release0E",
-                           "stas_ring_kernelILi2EL7Release1E", "stas_ring_any_cluster_kernelILi2E"}) {
-    const std::string k = sm90(name);
-    EXPECT_TRUE(has(k, "st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.v4.b32")) << name;
-    EXPECT_TRUE(has(k, "mapa.u64")) << name << ": map_shared_rank is PTX mapa";
-    EXPECT_TRUE(has(k, "mbarrier.arrive.release.cluster.shared::cluster.b64")) << name << ": the remote arrive";
-    EXPECT_TRUE(has(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << name;
-    EXPECT_TRUE(has(k, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64")) << name;
-    EXPECT_TRUE(has(k, "fence.mbarrier_init.release.cluster")) << name;
-    EXPECT_TRUE(has(k, "elect.sync")) << name << ": invoke_one elects a lane";
-    EXPECT_TRUE(has(k, "barrier.cluster.wait")) << name;
-    EXPECT_FALSE(has(k, "\tst.v4.u32")) << name << " should not store to shared memory with plain stores";
+  for (const auto& [name, k] : rings()) {
+    EXPECT_GE(course::count_matches(k, R"(st\.async\.weak\.shared::cluster\.mbarrier::complete_tx::bytes\.v4\.b32)"), 1)
+        << name;
+    EXPECT_GE(course::count_matches(k, R"(mapa\.u64)"), 3) << name << ": message, filled and ready mapped";
+    EXPECT_TRUE(contains(k, "mbarrier.arrive.release.cluster.shared::cluster.b64")) << name << ": the remote arrive";
+    EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << name;
+    EXPECT_TRUE(contains(k, "fence.mbarrier_init.release.cluster")) << name;
+    EXPECT_TRUE(contains(k, "elect.sync")) << name << ": invoke_one elects a lane";
+    EXPECT_TRUE(contains(k, "barrier.cluster.arrive")) << name;
+    EXPECT_TRUE(contains(k, "barrier.cluster.wait")) << name;
+    EXPECT_FALSE(contains(k, "\tst.v4.u32")) << name << " should not store into shared memory with plain stores";
+  }
+}
+
+// Every wait acquires at cluster scope and is bounded; none is the guide's CTA-scope wait.
+TEST_F(HostCodegen, EveryRingWaitAcquiresAtClusterScopeAndIsBounded) {
+  for (const auto& [name, k] : rings()) {
+    EXPECT_GE(course::count_matches(k, R"(mbarrier\.try_wait\.parity\.acquire\.cluster\.shared::cta\.b64)"), 2)
+        << name << ": the ready and the filled wait";
+    EXPECT_EQ(course::count_matches(k, R"(mbarrier\.try_wait\.parity\.shared::cta\.b64)"), 0)
+        << name << ": a wait with the default .acquire.cta";
+    EXPECT_EQ(course::count_matches(k, R"(mbarrier\.try_wait\.parity\.acquire\.cta)"), 0) << name;
+    EXPECT_TRUE(contains(k, "%globaltimer")) << name << ": a wait without a time limit";
   }
 }
 
 TEST_F(HostCodegen, ReleasePerBlockWaitsForTheBlockReleasePerWarpForTheWarp) {
-  const std::string per_block = sm90("stas_ring_kernelILi2EL7Release0E");
-  const std::string per_warp = sm90("stas_ring_kernelILi2EL7Release1E");
-  EXPECT_TRUE(has(per_block, "bar.sync")) << "__syncthreads before the block's one remote arrival";
-  EXPECT_FALSE(has(per_warp, "bar.sync"));
-  EXPECT_TRUE(has(per_warp, "bar.warp.sync")) << "warp.sync before each warp's remote arrival";
+  for (const char* part : {kRing2, kRing1, kAnyCluster}) {
+    EXPECT_TRUE(contains(lesson(part), "bar.sync")) << part << ": __syncthreads before the block's one remote arrival";
+    EXPECT_FALSE(contains(lesson(part), "bar.warp.sync")) << part;
+  }
+  const std::string per_warp = lab(kWarpRelease);
+  EXPECT_FALSE(contains(per_warp, "bar.sync"));
+  EXPECT_TRUE(contains(per_warp, "bar.warp.sync")) << "warp.sync before each warp's remote arrival";
 }
 
 TEST_F(HostCodegen, PlainStoreVariantUsesGenericStoresAndClusterBarriers) {
-  const std::string k = sm90("dsmem_stores_kernel");
-  EXPECT_TRUE(has(k, "mapa.u64"));
-  EXPECT_TRUE(has(k, "\tst.v4.u32")) << "16-byte stores through the mapped (generic) address";
-  EXPECT_TRUE(has(k, "barrier.cluster.arrive"));
-  EXPECT_FALSE(has(k, "st.async"));
-  EXPECT_FALSE(has(k, "mbarrier"));
+  const std::string k = lesson(kStores);
+  EXPECT_TRUE(contains(k, "mapa.u64"));
+  EXPECT_GE(course::count_matches(k, R"(\tst\.v4\.u32)"), 1) << "16-byte stores through the mapped (generic) address";
+  EXPECT_TRUE(contains(k, "barrier.cluster.arrive"));
+  EXPECT_TRUE(contains(k, "barrier.cluster.wait"));
+  EXPECT_FALSE(contains(k, "st.async"));
+  EXPECT_FALSE(contains(k, "mbarrier"));
+  EXPECT_FALSE(contains(k, "elect.sync"));
 }
 
-// ---- On the GPU --------------------------------------------------------------------------
+// The two launch styles of the lesson run the same instructions (only the cluster directives
+// differ), and the lab's two-buffer sweep kernel is the lesson's stas_ring_launch_ex.
+TEST_F(HostCodegen, LaunchStylesAndTheLabsTwoBufferSweepRunTheLessonsCode) {
+  const std::vector<std::string> any_cluster = course::ptx_instructions(lesson(kAnyCluster));
+  EXPECT_GT(any_cluster.size(), 100u) << "too few instructions found";
+  EXPECT_EQ(course::ptx_instructions(lesson(kRing2)), any_cluster);
+  EXPECT_EQ(course::ptx_instructions(lab(sweep(2))), any_cluster);
+  EXPECT_NE(course::ptx_instructions(lesson(kRing1)), any_cluster) << "one buffer: another ring";
+  EXPECT_TRUE(contains(lesson(kRing2), ".reqnctapercluster 8, 1, 1")) << "__cluster_dims__(8, 1, 1)";
+  EXPECT_TRUE(contains(lesson(kRing2), ".explicitcluster"));
+  EXPECT_FALSE(contains(lesson(kAnyCluster), ".reqnctapercluster")) << "the launch chooses the size";
+  EXPECT_FALSE(contains(lab(sweep(1)), ".reqnctapercluster"));
+}
+
+// The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
+// missing). STAS.128 is st.async v4.b32; SYNCS.ARRIVE.TRANS64.RED an arrive on an mbarrier of
+// another block; SYNCS.PHASECHK.TRANS64 the phase waits; UCGABAR_ARV / UCGABAR_WAIT the cluster
+// barrier; ELECT from invoke_one; ST.E.128 a 16-byte store through a generic address.
+TEST_F(HostCodegen, MachineCodeOnHopperShowsStasRemoteArrivesAndClusterBarriers) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  const auto sass_of = [&](const std::string& part) {
+    const std::string body = course::sass_kernel_body(sass, part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in the sm_90 machine code";
+    return body;
+  };
+  std::vector<std::string> rings = {kRing2, kRing1, kAnyCluster, kWarpRelease};
+  for (int s = 1; s <= 4; ++s) rings.push_back(sweep(s));
+  for (const std::string& part : rings) {
+    const std::string k = sass_of(part);
+    EXPECT_GE(course::count_matches(k, R"(STAS\.128)"), 1) << part;
+    EXPECT_GE(course::count_matches(k, R"(SYNCS\.ARRIVE\.TRANS64\.RED)"), 1) << part;
+    EXPECT_GE(course::count_matches(k, R"(SYNCS\.PHASECHK\.TRANS64)"), 1) << part;
+    EXPECT_GE(course::count_matches(k, "UCGABAR_ARV"), 1) << part;
+    EXPECT_GE(course::count_matches(k, "UCGABAR_WAIT"), 1) << part;
+    EXPECT_GE(course::count_matches(k, "ELECT"), 1) << part;
+  }
+  const std::string stores = sass_of(kStores);
+  EXPECT_GE(course::count_matches(stores, R"(ST\.E\.128)"), 1);
+  EXPECT_GE(course::count_matches(stores, "UCGABAR_ARV"), 1);
+  EXPECT_GE(course::count_matches(stores, "UCGABAR_WAIT"), 1);
+  EXPECT_EQ(course::count_matches(stores, "STAS"), 0);
+}
+
+// ---- On the GPU: every lesson variant and every lab row -------------------------------------
 
 class Sm90_StasCluster : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
  protected:
   Sm90_StasCluster() : GpuTest(chapter_info().requirement) {}
   course::Comparison run_shape(const RingShape& shape) {
     Problem problem(shape);
-    return verify(GetParam(), problem);
+    return verify(GetParam().launch, problem);
   }
 };
 
@@ -390,16 +496,58 @@ TEST_P(Sm90_StasCluster, MoreClustersThanFitAtOnce) {
 TEST_P(Sm90_StasCluster, RepeatedRunsGiveTheSameBits) {
   Problem problem({4, kClusterBlocks, 37});
   for (int run = 0; run < 3; ++run) {
-    const course::Comparison result = verify(GetParam(), problem);
+    const course::Comparison result = verify(GetParam().launch, problem);
     ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
     ASSERT_EQ(result.untouched, 0u);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, Sm90_StasCluster, ::testing::ValuesIn(kVariants),
+INSTANTIATE_TEST_SUITE_P(Lesson, Sm90_StasCluster, ::testing::ValuesIn(kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// The kernel without __cluster_dims__, launched with cudaLaunchKernelEx at several cluster sizes.
+// A lab row at its own cluster size.
+class Sm90_StasClusterLab : public course::GpuTest, public ::testing::WithParamInterface<lab::Variant> {
+ protected:
+  Sm90_StasClusterLab() : GpuTest(lab::chapter_info().requirement) {}
+  course::Comparison run_clusters(unsigned num_clusters, std::uint32_t num_iterations) {
+    Problem problem({num_clusters, GetParam().cluster_blocks, num_iterations});
+    return verify(GetParam().launch, problem);
+  }
+};
+
+TEST_P(Sm90_StasClusterLab, OneClusterOneMessage) {
+  const course::Comparison result = run_clusters(1, 1);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+TEST_P(Sm90_StasClusterLab, OneClusterManyMessages) {
+  const course::Comparison result = run_clusters(1, 1001);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+TEST_P(Sm90_StasClusterLab, TheLabsGridAndMoreThanFitsAtOnce) {
+  const ClusterLimits limits = query_cluster_limits();
+  const unsigned resident_blocks = static_cast<unsigned>(limits.resident_clusters) * kClusterBlocks;
+  const RingShape lab_grid = lab::row_shape(GetParam(), resident_blocks, 7);
+  const course::Comparison as_in_the_lab = run_clusters(lab_grid.num_clusters, 7);
+  EXPECT_TRUE(as_in_the_lab.ok()) << as_in_the_lab.summary() << '\n' << as_in_the_lab.first;
+  const course::Comparison more = run_clusters(2 * lab_grid.num_clusters + 3, 5);
+  EXPECT_TRUE(more.ok()) << more.summary() << '\n' << more.first;
+}
+
+TEST_P(Sm90_StasClusterLab, RepeatedRunsGiveTheSameBits) {
+  Problem problem({4, GetParam().cluster_blocks, 37});
+  for (int run = 0; run < 3; ++run) {
+    const course::Comparison result = verify(GetParam().launch, problem);
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+    ASSERT_EQ(result.untouched, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Lab, Sm90_StasClusterLab, ::testing::ValuesIn(lab::kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The lesson's kernel without __cluster_dims__, launched with cudaLaunchKernelEx at several sizes.
 class Sm90_StasClusterSize : public course::GpuTest, public ::testing::WithParamInterface<unsigned> {
  protected:
   Sm90_StasClusterSize() : GpuTest(chapter_info().requirement) {}
@@ -407,10 +555,7 @@ class Sm90_StasClusterSize : public course::GpuTest, public ::testing::WithParam
 
 TEST_P(Sm90_StasClusterSize, RingOfThisManyBlocks) {
   Problem problem({3, GetParam(), 50});
-  problem.gmem_out.poison();
-  launch_ex<2>(problem.shape, problem.gmem_out.data());
-  COURSE_CHECK(cudaDeviceSynchronize());
-  const course::Comparison result = problem.gmem_out.check(problem.expected, kOutElemsPerBlock);
+  const course::Comparison result = verify(&launch_ex<stas_ring_any_cluster_kernel>, problem);
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
 }
 
@@ -419,14 +564,6 @@ INSTANTIATE_TEST_SUITE_P(Sizes, Sm90_StasClusterSize, ::testing::Values(1u, 2u, 
 class Sm90_StasClusterLimits : public course::GpuTest {
  protected:
   Sm90_StasClusterLimits() : GpuTest(chapter_info().requirement) {}
-  template <int kStages>
-  course::Comparison run_launch_ex(const RingShape& shape) {
-    Problem problem(shape);
-    problem.gmem_out.poison();
-    launch_ex<kStages>(problem.shape, problem.gmem_out.data());
-    COURSE_CHECK(cudaDeviceSynchronize());
-    return problem.gmem_out.check(problem.expected, kOutElemsPerBlock);
-  }
 };
 
 TEST_F(Sm90_StasClusterLimits, QueriesAreConsistent) {
@@ -437,23 +574,41 @@ TEST_F(Sm90_StasClusterLimits, QueriesAreConsistent) {
   EXPECT_GE(limits.resident_clusters, 1);
 }
 
-TEST_F(Sm90_StasClusterLimits, LargestReportedClusterRunsTheRing) {
-  const ClusterLimits limits = query_cluster_limits();
-  const auto size = static_cast<unsigned>(limits.max_nonportable);
-  const course::Comparison result = run_launch_ex<2>({2, size, 20});
-  EXPECT_TRUE(result.ok()) << "ring of " << size << ": " << result.summary() << '\n' << result.first;
+// The largest cluster the query reports for each kernel (16 on the H100), for the lesson's kernel
+// and for every buffer count of the lab's.
+using RingKernel = void (*)(std::uint32_t*, std::uint32_t);
+unsigned largest_cluster(RingKernel kernel) {
+  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(kClusterBlocks);
+  config.blockDim = dim3(kThreads);
+  int size = 0;
+  COURSE_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, kernel, &config));
+  return static_cast<unsigned>(size);
 }
 
-TEST_F(Sm90_StasClusterLimits, StageCountsOneToFour) {
-  const course::Comparison one = run_launch_ex<1>({2, kClusterBlocks, 33});
-  EXPECT_TRUE(one.ok()) << "1 stage: " << one.summary() << '\n' << one.first;
-  const course::Comparison three = run_launch_ex<3>({2, kClusterBlocks, 33});
-  EXPECT_TRUE(three.ok()) << "3 stages: " << three.summary() << '\n' << three.first;
-  const course::Comparison four = run_launch_ex<4>({2, kClusterBlocks, 33});
-  EXPECT_TRUE(four.ok()) << "4 stages: " << four.summary() << '\n' << four.first;
+TEST_F(Sm90_StasClusterLimits, LargestReportedClusterRunsEveryRing) {
+  struct Ring {
+    const char* name;
+    RingKernel kernel;
+    RingLaunch launch;
+  };
+  const Ring rings[] = {
+      {"lesson", stas_ring_any_cluster_kernel, &launch_ex<stas_ring_any_cluster_kernel>},
+      {"lab, 1 buffer", lab::stas_ring_any_cluster_kernel<1>, lab::sweep<1>},
+      {"lab, 2 buffers", lab::stas_ring_any_cluster_kernel<2>, lab::sweep<2>},
+      {"lab, 3 buffers", lab::stas_ring_any_cluster_kernel<3>, lab::sweep<3>},
+      {"lab, 4 buffers", lab::stas_ring_any_cluster_kernel<4>, lab::sweep<4>}};
+  for (const Ring& ring : rings) {
+    const unsigned size = largest_cluster(ring.kernel);
+    ASSERT_GE(size, 1u) << ring.name;
+    Problem problem({2, size, 20});
+    const course::Comparison result = verify(ring.launch, problem);
+    EXPECT_TRUE(result.ok()) << ring.name << ", ring of " << size << ": " << result.summary() << '\n' << result.first;
+  }
 }
 
-// ---- Broken protocols, stopped by the bounded waits -------------------------------------------
+// ---- Broken protocols, stopped by the lesson's bounded cluster-scope wait -----------------------
 
 // Announces 16 bytes more than the left neighbour sends: "filled" never completes.
 __global__ void __cluster_dims__(2, 1, 1) expect_too_many_bytes_kernel(std::uint32_t* gmem_out) {
@@ -476,7 +631,7 @@ __global__ void __cluster_dims__(2, 1, 1) expect_too_many_bytes_kernel(std::uint
     (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &filled_bar,
                                          std::uint32_t{kMessageBytes + 16});  // BROKEN: 16 bytes never come
   }
-  course::bounded_wait_parity(&filled_bar, 0, {"filled", 0, 0}, ptx::scope_cluster);
+  wait_parity_cluster(&filled_bar, 0, {"filled", 0, 0});
   gmem_out[blockIdx.x * kThreads + threadIdx.x] = smem_message[threadIdx.x];
   cluster.sync();
 }
@@ -489,7 +644,7 @@ __global__ void __cluster_dims__(2, 1, 1) never_ready_kernel(std::uint32_t* gmem
   cg::cluster_group cluster = cg::this_cluster();
   if (threadIdx.x == 0) {
     ptx::mbarrier_init(&filled_bar, 1);
-    ptx::mbarrier_init(&ready_bar, kWarps);
+    ptx::mbarrier_init(&ready_bar, 1);
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   cluster.sync();
@@ -498,7 +653,7 @@ __global__ void __cluster_dims__(2, 1, 1) never_ready_kernel(std::uint32_t* gmem
   std::uint64_t* dsmem_right_filled = cluster.map_shared_rank(&filled_bar, right);
   std::uint32_t sum = 0;
   for (std::uint32_t phase = 0; phase < 2; ++phase) {
-    course::bounded_wait_parity(&ready_bar, phase ^ 1u, {"ready", 0, phase ^ 1u}, ptx::scope_cluster);
+    wait_parity_cluster(&ready_bar, phase ^ 1u, {"ready", 0, phase ^ 1u});
     for (int k = 0; k < kVecsPerThread; ++k) {
       std::uint32_t words[kVecElems] = {phase, 2, 3, 4};
       ptx::st_async(dsmem_right_message + message_index(threadIdx.x, k, 0), words, dsmem_right_filled);
@@ -507,7 +662,7 @@ __global__ void __cluster_dims__(2, 1, 1) never_ready_kernel(std::uint32_t* gmem
       (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &filled_bar,
                                            std::uint32_t{kMessageBytes});
     }
-    course::bounded_wait_parity(&filled_bar, phase, {"filled", 0, phase}, ptx::scope_cluster);
+    wait_parity_cluster(&filled_bar, phase, {"filled", 0, phase});
     sum += smem_message[threadIdx.x];
     // BROKEN: no arrival on the left neighbour's ready barrier
   }

@@ -1,0 +1,167 @@
+// 10_stas_cluster lab: who releases a buffer, how many buffers, how large a cluster.
+//
+// The lesson's ring releases each buffer with one remote arrival per block, keeps two buffers (or
+// the guide's one) and runs clusters of 8. This program asks "what if":
+//   stas_ring_warp_release: the lesson's two-buffer ring, line for line, but every warp arrives on
+//     the sender's ready barrier after a warp barrier (ready expects 8 arrivals), with no block
+//     barrier: eight remote arrivals per message instead of one;
+//   stas_ring_s1_c2 .. stas_ring_s4_c8: the lesson's ring with 1, 2, 3 or 4 buffers, launched with
+//     cudaLaunchKernelEx in clusters of 2, 4 or 8 blocks (s2_c8 is the lesson's stas_ring_launch_ex).
+//     Every row runs the lesson's grid (the blocks of the clusters of 8 that fit at once), so all
+//     rows move the same bytes; a smaller cluster makes more, shorter rings.
+// Every row is verified bit for bit before it is timed, as in the lesson.
+// Hardware: compute capability 9.0 (clusters, distributed shared memory, st.async), as the lesson.
+// Run: build/10_stas_cluster/stas_cluster_lab [--bench] [--variant=NAME] [--size=BYTES_PER_BLOCK]
+// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-stas
+#include <map>
+
+#include "stas_cluster.cu"  // the lesson: the ring, its wait, launchers, queries, Problem, verify
+
+namespace lab {
+
+/// [warp_release]
+// The lesson's stas_ring with kStages buffers, line for line, except the release: each warp
+// tells the left neighbour on its own that it has read its part of the message.
+__global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kThreads)
+    stas_ring_warp_release_kernel(std::uint32_t* gmem_out, std::uint32_t num_iterations) {
+  __shared__ alignas(16) std::uint32_t smem_message[kStages][kMessageElems];  // written by the left neighbour
+  __shared__ std::uint64_t filled_bar[kStages];  // phase k: the k-th message into this stage has landed
+  __shared__ std::uint64_t ready_bar[kStages];   // phase k: every warp of the right neighbour has read our k-th message
+  cg::cluster_group cluster = cg::this_cluster();
+  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
+  const unsigned rank = cluster.block_rank(), ring_size = cluster.num_blocks();
+  const bool is_leader_warp = warp.meta_group_rank() == 0;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(&filled_bar[s], 1);  // one arrival per phase: our own arrive.expect_tx
+      ptx::mbarrier_init(&ready_bar[s], ready_arrivals(Release::per_warp));  // one per warp of the right neighbour
+    }
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the inits are visible cluster-wide...
+  }
+  cluster.sync();  // ...before any block writes into or arrives on another; also: every block has started
+
+  std::uint32_t* dsmem_right_message = cluster.map_shared_rank(&smem_message[0][0], ring_right(rank, ring_size));
+  std::uint64_t* dsmem_right_filled = cluster.map_shared_rank(&filled_bar[0], ring_right(rank, ring_size));
+  std::uint64_t* dsmem_left_ready = cluster.map_shared_rank(&ready_bar[0], ring_left(rank, ring_size));
+
+  std::uint32_t digest = kDigestStart;
+  uint4 received[kVecsPerThread];
+  course::StageCursor<kStages> cursor;
+  for (std::uint32_t it = 0; it < num_iterations; ++it, cursor.advance()) {
+    // The right neighbour has read what we sent into this stage kStages iterations ago.
+    wait_parity_cluster(&ready_bar[cursor.stage], cursor.phase ^ 1u, {"ready", cursor.stage, cursor.phase ^ 1u});
+    for (int k = 0; k < kVecsPerThread; ++k) {
+      const uint4 vector = message_vector(it, k);
+      const std::uint32_t words[kVecElems] = {vector.x, vector.y, vector.z, vector.w};
+      ptx::st_async(dsmem_right_message + cursor.stage * kMessageElems + message_index(threadIdx.x, k, 0), words,
+                    dsmem_right_filled + cursor.stage);  // complete-tx(16) on the neighbour's filled barrier
+    }
+    if (is_leader_warp) {
+      cg::invoke_one(warp, [&] {  // the bytes the left neighbour's st.async will deliver, and our arrival
+        (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                                             &filled_bar[cursor.stage], std::uint32_t{kMessageBytes});
+      });
+    }
+    wait_parity_cluster(&filled_bar[cursor.stage], cursor.phase, {"filled", cursor.stage, cursor.phase});  // landed
+    for (int k = 0; k < kVecsPerThread; ++k) {
+      received[k] = reinterpret_cast<const uint4*>(smem_message[cursor.stage])[k * kThreads + threadIdx.x];
+      digest = digest_step(digest, received[k]);
+    }
+    warp.sync();  // every lane of this warp has read its part of the message...
+    cg::invoke_one(warp, [&] {  // ...so one remote arrival, with release at cluster scope, speaks for the warp
+      ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, dsmem_left_ready + cursor.stage);
+    });
+  }
+  std::uint32_t* gmem_block = gmem_out + std::size_t{blockIdx.x} * kOutElemsPerBlock;
+  gmem_block[threadIdx.x] = digest;
+  uint4* gmem_last_message = reinterpret_cast<uint4*>(gmem_block + kThreads);
+  for (int k = 0; k < kVecsPerThread; ++k) gmem_last_message[k * kThreads + threadIdx.x] = received[k];
+  cluster.sync();  // no block exits while a neighbour's arrival may still be on its way (see the lesson)
+}
+/// [warp_release]
+
+// The lesson's ring with kRingStages buffers, cluster size chosen at launch.
+template <int kRingStages>
+__global__ void __launch_bounds__(kThreads) stas_ring_any_cluster_kernel(std::uint32_t* gmem_out,
+                                                                          std::uint32_t num_iterations) {
+  stas_ring<kRingStages>(gmem_out, num_iterations);
+}
+
+// ---- The rows ---------------------------------------------------------------------------------
+
+struct Variant {
+  const char* name;
+  const char* summary;
+  unsigned cluster_blocks;  // the row's ring size
+  RingLaunch launch;
+};
+
+template <int kRingStages>
+constexpr RingLaunch sweep = &launch_ex<stas_ring_any_cluster_kernel<kRingStages>>;
+
+const Variant kVariants[] = {
+    {"stas_ring_warp_release", "the lesson's stas_ring, each warp arrives on the sender's ready barrier (8 per message)",
+     kClusterBlocks, &launch_cluster_dims<stas_ring_warp_release_kernel>},
+    {"stas_ring_s1_c2", "1 buffer, clusters of 2 (cudaLaunchKernelEx)", 2, sweep<1>},
+    {"stas_ring_s2_c2", "2 buffers, clusters of 2", 2, sweep<2>},
+    {"stas_ring_s3_c2", "3 buffers, clusters of 2", 2, sweep<3>},
+    {"stas_ring_s4_c2", "4 buffers, clusters of 2", 2, sweep<4>},
+    {"stas_ring_s1_c4", "1 buffer, clusters of 4", 4, sweep<1>},
+    {"stas_ring_s2_c4", "2 buffers, clusters of 4", 4, sweep<2>},
+    {"stas_ring_s3_c4", "3 buffers, clusters of 4", 4, sweep<3>},
+    {"stas_ring_s4_c4", "4 buffers, clusters of 4", 4, sweep<4>},
+    {"stas_ring_s1_c8", "1 buffer, clusters of 8", 8, sweep<1>},
+    {"stas_ring_s2_c8", "2 buffers, clusters of 8 (the lesson's stas_ring_launch_ex)", 8, sweep<2>},
+    {"stas_ring_s3_c8", "3 buffers, clusters of 8", 8, sweep<3>},
+    {"stas_ring_s4_c8", "4 buffers, clusters of 8", 8, sweep<4>},
+};
+
+// ---- run(): verify every row, then time the correct ones ----------------------------------
+
+// Every row runs the lesson's grid: as many blocks as clusters of 8 fit at once.
+RingShape row_shape(const Variant& v, unsigned num_blocks, std::uint32_t num_iterations) {
+  return {num_blocks / v.cluster_blocks, v.cluster_blocks, num_iterations};
+}
+
+void run(const course::Options& opts, course::Report& report) {
+  std::ostream& log = opts.format == course::Format::text ? std::cout : std::cerr;
+  const ClusterLimits limits = query_cluster_limits();
+  const unsigned num_blocks = static_cast<unsigned>(limits.resident_clusters) * kClusterBlocks;
+  const auto num_iterations = static_cast<std::uint32_t>(opts.size_bytes / kMessageBytes);
+  log << "grid: " << num_blocks << " blocks in clusters of 2, 4 or 8, each sending " << num_iterations
+      << " messages of " << kMessageBytes / 1024 << " KiB; size = bytes written into remote shared memory\n";
+  std::map<unsigned, Problem> problems;  // one reference per cluster size: the senders differ
+  for (const Variant& v : kVariants) {
+    if (!course::selected(opts, v.name)) continue;
+    const RingShape shape = row_shape(v, num_blocks, num_iterations);
+    Problem& problem = problems.try_emplace(v.cluster_blocks, shape).first->second;
+    course::check_and_time(
+        opts, report, v.name, [&] { return verify(v.launch, problem); },
+        [&] { v.launch(shape, problem.gmem_out.data()); }, shape.dsmem_bytes(), shape.dsmem_bytes());
+  }
+}
+
+course::ChapterInfo chapter_info() {
+  course::ChapterInfo info = ::chapter_info();  // the lesson's requirement, sizes and size rule
+  info.program = "stas_cluster_lab";
+  info.title = "10 stas_cluster lab: release per warp, one to four buffers, clusters of 2, 4 and 8";
+  info.explanation =
+      "The lesson's ring with one thing changed per row: each warp releases the buffer it has read\n"
+      "(eight remote arrivals per message), or 1-4 buffers per block in clusters of 2, 4 or 8 blocks\n"
+      "launched with cudaLaunchKernelEx. Every row runs the same grid and sends the same bytes.";
+  info.host_model = [](std::ostream& out) {
+    for (unsigned size : {2u, 4u, 8u}) print_ring(out, size);
+    print_phase_counts(out, Release::per_warp);
+    print_ring_waits<1>(out, "1 buffer");
+    print_ring_waits<3>(out, "3 buffers");
+    print_ring_waits<4>(out, "4 buffers");
+  };
+  return info;
+}
+
+}  // namespace lab
+
+#ifndef COURSE_NO_LAB_MAIN
+int main(int argc, char** argv) { return course::chapter_main(argc, argv, lab::chapter_info(), lab::kVariants, lab::run); }
+#endif
