@@ -57,10 +57,9 @@ static_assert(kMessageBytes <= kMaxTxBytes, "an mbarrier's transaction count hol
 // grid stops, so a broken protocol is a diagnosis, not a hang.
 __device__ inline void wait_parity_cluster(std::uint64_t* bar, std::uint32_t parity, const course::WaitSite& site) {
   if (ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, bar, parity)) return;
-  const unsigned long long start_ns = course::detail::globaltimer_ns();
+  const unsigned long long start_ns = course::wait_clock_ns();
   while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, bar, parity)) {
-    const unsigned long long waited_ns = course::detail::globaltimer_ns() - start_ns;
-    if (waited_ns > course::detail::wait_limit) course::detail::give_up(site, waited_ns);  // reports, then traps
+    course::give_up_if_stuck(site, course::wait_clock_ns() - start_ns);  // past the limit: reports, then traps
   }
 }
 /// [cluster_wait]

@@ -133,6 +133,14 @@ static const RegisterDeviceSetup register_wait_limit(&apply_wait_limit);
 
 }  // namespace detail
 
+/// For a lesson that writes its own bounded wait loop (chapter 10's cluster-scope wait): the
+/// clock the course's waits use, in nanoseconds, and the check that, once a wait has lasted
+/// longer than the process's limit, reports the site (first stuck thread of the grid) and traps.
+__device__ inline unsigned long long wait_clock_ns() { return detail::globaltimer_ns(); }
+__device__ inline void give_up_if_stuck(const WaitSite& site, unsigned long long waited_ns) {
+  if (waited_ns > detail::wait_limit) detail::give_up(site, waited_ns);
+}
+
 // The library's timed waits (try_wait_for, try_wait_parity_for) read an uninitialised elapsed
 // time on their first pass in the CCCL that CUDA 13.0 ships, so the suspend hint they pass to
 // mbarrier.try_wait would be garbage. With a zero duration they make one plain try_wait (the
