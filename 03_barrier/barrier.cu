@@ -1,27 +1,22 @@
 // 03_barrier: cuda::barrier as the completion mechanism of memcpy_async.
 //
-// What you learn: how a block-scope cuda::barrier is initialised (one thread, then a block
-// sync), how a copy bound to it holds its phase open until the data has landed, the three
-// ways to wait (arrive_and_wait, arrive() + wait(token) with work in between, and waiting on
-// the phase parity through the native mbarrier handle), the arrival count of the `.noinc`
-// form written out by hand, and how one barrier serves batch after batch.
+// What you learn: how a block-scope cuda::barrier is initialised (one thread, then a block sync), how a
+// copy bound to it holds its phase open until the data has landed, the three ways to wait (arrive_and_wait,
+// arrive() + wait(token) with work in between, the phase parity through the native mbarrier handle), the
+// arrival count of the `.noinc` form written out by hand, and how one barrier serves batch after batch.
 // What changed from 02: one buffer becomes two, each with its own `full` barrier, so a
 // thread can arrive for the next batch and compute on the current one before it waits.
 // Hardware: compute capability 8.0+ (mbarrier, LDGSTS); on 9.0 the 16-byte aligned
 // cuda::memcpy_async variants become bulk copies (TMA), the noinc variant stays LDGSTS.
-// Run: build/03_barrier/barrier [--bench] [--variant=NAME]; the guide's plain byte count and
-//      rings of 1 to 4 buffers: build/03_barrier/barrier_lab.
+// Run: build/03_barrier/barrier [--bench] [--variant=NAME]; lab (plain byte count, 1-4 buffers): barrier_lab
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-ldgsts
 //        (4.11.1.1; 4.11.2.1.1 for explicit phase tracking); CUDA 11 guide, cuda::barrier:
 //        https://docs.nvidia.com/cuda/archive/11.8.0/cuda-c-programming-guide/index.html#asynchronous-data-copies-using-cuda-barrier
-// API: cuda::barrier   https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/barrier.html
-//      barrier_native_handle
-//        https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/barrier/barrier_native_handle.html
-//      cuda::ptx mbarrier  https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_init.html
-//                          https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_test_wait.html
-//      cuda::ptx cp.async.mbarrier.arrive
-//        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_mbarrier_arrive.html
-//      PTX mbarrier  https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier
+// API (libcudacxx, under https://nvidia.github.io/cccl/libcudacxx/): cuda::barrier and
+//      barrier_native_handle extended_api/synchronization_primitives/barrier.html; cuda::ptx
+//      ptx/instructions/ mbarrier_init.html, mbarrier_test_wait.html, cp_async_mbarrier_arrive.html,
+//      fence.html (fence.proxy.async). PTX mbarrier and proxies:
+//        https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier
 //      __mbarrier_inval  https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#memory-barrier-primitives-interface
 #include <cooperative_groups.h>
 #include <cuda/barrier>
@@ -45,8 +40,7 @@
 namespace cg = cooperative_groups;
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 
-// A __shared__ cuda::barrier has a constructor that must not run (shared memory is not
-// initialised at launch); init() does the work. Silence the warning about it.
+// A __shared__ cuda::barrier's constructor must not run (nothing initialises shared memory): init() does its work.
 #pragma nv_diag_suppress static_var_with_dynamic_init
 
 constexpr int kBlockThreads = 256;
@@ -58,6 +52,13 @@ constexpr int kStages = 2;  // double buffering: one batch is computed while the
 static_assert(kBatchBytes == kBlockThreads * kChunkBytes, "every thread copies and computes one 16-byte chunk");
 static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index wraps with a mask");
 static_assert(sizeof(block_barrier) == sizeof(std::uint64_t), "a block-scope cuda::barrier is one 64-bit mbarrier");
+
+// TUTORIAL: on 9.0 the 16-byte aligned copies below are bulk copies (TMA), whose completion updates the
+// barrier through the async proxy, while init() wrote it with ordinary stores: the PTX memory model orders
+// the two proxies only through a proxy fence, and cuda::memcpy_async adds none. Before 9.0: LDGSTS, no fence.
+__device__ inline void fence_barrier_init_for_tma() {
+  NV_IF_TARGET(NV_PROVIDES_SM_90, (cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);));
+}
 
 // ---- The problem: chapters 01 and 02's copy-and-compute, checked against the host --------
 
@@ -76,8 +77,7 @@ std::vector<std::uint32_t> reference(const std::vector<std::uint32_t>& in) {
   return out;
 }
 
-// Each thread turns its 16-byte chunk and the two elements beside it into four outputs,
-// written with one 16-byte store.
+// Each thread turns its 16-byte chunk and the two elements beside it into four outputs (one 16-byte store).
 __device__ void compute_batch(const std::uint32_t* smem_batch, std::uint32_t* gmem_out_batch) {
   const int first = threadIdx.x * kChunkElems;
   const uint4 centre = reinterpret_cast<const uint4*>(smem_batch)[threadIdx.x];
@@ -110,9 +110,8 @@ struct StageCursor {
 // ---- Kernels --------------------------------------------------------------------------------
 
 /// [arrive_and_wait]
-// The CUDA 11 guide's example with one buffer. cuda::aligned_size_t<16> promises 16-byte
-// alignment; the guide's plain byte count would leave the library with alignof(std::uint32_t)
-// = 4 (the lab's arrive_and_wait_plain_size measures that).
+// The CUDA 11 guide's example with one buffer. cuda::aligned_size_t<16> promises 16-byte alignment; the
+// guide's plain byte count leaves the library alignof(std::uint32_t) = 4 (the lab measures that).
 __global__ void arrive_and_wait_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
   __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
   __shared__ block_barrier full_bar;  // phase k completes when batch k of this block has landed
@@ -121,6 +120,7 @@ __global__ void arrive_and_wait_kernel(const std::uint32_t* gmem_in, std::uint32
   // thread calls init() with the number of arrivals that complete a phase; the block sync
   // makes that initialisation visible before any thread arrives on it or binds a copy to it.
   if (block.thread_rank() == 0) init(&full_bar, block.size());  // each thread arrives once per phase
+  fence_barrier_init_for_tma();  // 9.0: the initialised barrier, visible to the bulk copy's completion
   block.sync();  // nobody touches the barrier before its initialisation is visible
 
   std::uint32_t phase = 0;
@@ -150,6 +150,7 @@ __global__ void arrive_wait_token_kernel(const std::uint32_t* gmem_in, std::uint
   if (block.thread_rank() == 0) {
     for (int s = 0; s < kStages; ++s) init(&full_bar[s], block.size());  // each thread arrives once per phase
   }
+  fence_barrier_init_for_tma();  // 9.0: the initialised barriers, visible to the bulk copies' completion
   block.sync();  // every barrier initialised before first use
 
   block_barrier::arrival_token token[kStages];  // token[s]: this thread's arrival on full_bar[s]
@@ -187,6 +188,7 @@ __global__ void parity_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_
   if (block.thread_rank() == 0) {
     for (int s = 0; s < kStages; ++s) init(&full_bar[s], block.size());  // each thread arrives once per phase
   }
+  fence_barrier_init_for_tma();  // 9.0: the initialised barriers, visible to the bulk copies' completion
   block.sync();  // every barrier initialised before first use
 
   StageCursor<kStages> load_at;

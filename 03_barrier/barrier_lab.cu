@@ -25,6 +25,7 @@ __global__ void arrive_and_wait_plain_size_kernel(const std::uint32_t* gmem_in, 
   __shared__ block_barrier full_bar;  // phase k completes when batch k of this block has landed
   cg::thread_block block = cg::this_thread_block();
   if (block.thread_rank() == 0) init(&full_bar, block.size());  // each thread arrives once per phase
+  fence_barrier_init_for_tma();  // as in the lesson (this kernel's 4-byte copies stay LDGSTS on 9.0)
   block.sync();  // nobody touches the barrier before its initialisation is visible
 
   std::uint32_t phase = 0;
@@ -49,6 +50,7 @@ __global__ void parity_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_
   if (block.thread_rank() == 0) {
     for (int s = 0; s < kStages; ++s) init(&full_bar[s], block.size());  // each thread arrives once per phase
   }
+  fence_barrier_init_for_tma();  // 9.0: the initialised barriers, visible to the bulk copies' completion
   block.sync();  // every barrier initialised before first use
 
   StageCursor<kStages> load_at;
