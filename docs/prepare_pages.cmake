@@ -86,6 +86,9 @@ foreach(index RANGE ${last})
   # file under Examples, a library file's source).
   string(REGEX REPLACE "\\]\\(([A-Za-z0-9_]+)\\.(cu|cuh|hpp|cpp)\\)" "](\\1_8\\2-example.html)" body "${body}")
   string(REGEX REPLACE "\\]\\(\\.\\./common/course/([A-Za-z0-9_]+)\\.(cuh|hpp)\\)" "](\\1_8\\2_source.html)" body "${body}")
+  # The exercises are files to edit in the checkout, not pages of the site: their links keep
+  # only their text (the file's name).
+  string(REGEX REPLACE "\\[([^]\n]*)\\]\\((exercises/[^)\n]*)\\)" "\\1" body "${body}")
   set(page "${first}\n\n${nav}\n\n[TOC]\n")
   if(NOT files STREQUAL "")
     string(APPEND page "\n<b>Files:</b> ${files}\n")
