@@ -27,12 +27,7 @@ set(COURSE_PROGRAMS_MANIFEST "${CMAKE_BINARY_DIR}/course_programs.txt")
 file(WRITE "${COURSE_PROGRAMS_MANIFEST}" "")
 
 function(course_add_chapter)
-  cmake_parse_arguments(ARG "" "LAB;MIN_ARCH;PROGRAM" "LESSONS;PTX_ARCHS;LIBRARIES;PTX_EXPECT;PTX_REJECT;SASS_EXPECT;SASS_REJECT" ${ARGN})
-  # The earlier form, one PROGRAM with lists of instructions its PTX and machine code must (not)
-  # hold, is still accepted for a chapter not yet split into lesson and lab.
-  if(ARG_PROGRAM)
-    set(ARG_LESSONS ${ARG_PROGRAM})
-  endif()
+  cmake_parse_arguments(ARG "" "LAB;MIN_ARCH" "LESSONS;PTX_ARCHS;LIBRARIES" ${ARGN})
   foreach(unknown IN LISTS ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "course_add_chapter: unknown argument '${unknown}'")
   endforeach()
@@ -87,11 +82,9 @@ function(course_add_chapter)
     else()
       set(labels "chapter;gpu;${chapter}")
       set_property(GLOBAL APPEND PROPERTY COURSE_LESSON_TARGETS ${target})
-      if(NOT ARG_PROGRAM)  # a chapter in the earlier form has no lab for what does not fit yet
-        add_test(NAME lesson_limits.${test_name} COMMAND "${CMAKE_COMMAND}" -DLESSON=${source}
-                 -P "${PROJECT_SOURCE_DIR}/cmake/CourseLessonLimits.cmake")
-        set_tests_properties(lesson_limits.${test_name} PROPERTIES LABELS "host;${chapter}" TIMEOUT 60)
-      endif()
+      add_test(NAME lesson_limits.${test_name} COMMAND "${CMAKE_COMMAND}" -DLESSON=${source}
+               -P "${PROJECT_SOURCE_DIR}/cmake/CourseLessonLimits.cmake")
+      set_tests_properties(lesson_limits.${test_name} PROPERTIES LABELS "host;${chapter}" TIMEOUT 60)
     endif()
     set_tests_properties(${test_name} PROPERTIES
       LABELS "${labels}" SKIP_RETURN_CODE ${COURSE_SKIP_RETURN_CODE} TIMEOUT ${COURSE_TEST_TIMEOUT})
@@ -113,10 +106,6 @@ function(course_add_chapter)
     list(APPEND ptx_targets ${target}_ptx)
   endforeach()
 
-  if(ARG_PROGRAM)
-    course_legacy_code_checks(${chapter} ${ARG_PROGRAM} "${ARG_MIN_ARCH}")
-  endif()
-
   # Every <stem>_test.cu is a GoogleTest suite; the naming rule of its suites is checked here.
   file(GLOB test_sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*_test.cu")
   if(NOT test_sources)
@@ -126,9 +115,6 @@ function(course_add_chapter)
     get_filename_component(stem "${test_source}" NAME_WE)
     course_check_suite_names("${test_source}")
     set(test_target ${chapter}_${stem})
-    if(ARG_PROGRAM AND stem STREQUAL "${ARG_PROGRAM}_test")
-      set(test_target ${chapter}_test)  # the earlier form's name, which its CMakeLists.txt may use
-    endif()
     add_executable(${test_target} "${test_source}")
     set_target_properties(${test_target} PROPERTIES OUTPUT_NAME ${stem} CUDA_ARCHITECTURES "${archs}")
     target_compile_definitions(${test_target} PRIVATE COURSE_NO_MAIN COURSE_NO_LAB_MAIN
@@ -156,23 +142,4 @@ function(course_add_summary)
   file(WRITE "${CMAKE_BINARY_DIR}/CTestCustom.cmake"
        "set(CTEST_CUSTOM_POST_TEST \"\\\"${CMAKE_COMMAND}\\\" -DJUNIT=${CMAKE_BINARY_DIR}/Testing/course_run.xml "
        "-P \\\"${PROJECT_SOURCE_DIR}/cmake/CourseRunSummary.cmake\\\"\")\n")
-endfunction()
-
-# The earlier form's checks of emitted code (cmake/CourseCheckCode.cmake): tests NN_topic.ptx and
-# NN_topic.sass, for a chapter that still lists PTX_EXPECT / SASS_EXPECT in its CMakeLists.txt
-# (the lists are read from the caller's ARG_* variables).
-function(course_legacy_code_checks chapter program min_arch)
-  string(REPLACE ";" "~~" ptx_expect "${ARG_PTX_EXPECT}")
-  string(REPLACE ";" "~~" ptx_reject "${ARG_PTX_REJECT}")
-  string(REPLACE ";" "~~" sass_expect "${ARG_SASS_EXPECT}")
-  string(REPLACE ";" "~~" sass_reject "${ARG_SASS_REJECT}")
-  add_test(NAME ${chapter}.ptx COMMAND "${CMAKE_COMMAND}"
-    -DMODE=ptx -DINPUT=${CMAKE_CURRENT_BINARY_DIR}/${program}.compute_${min_arch}.ptx -DEXPECT=${ptx_expect}
-    -DREJECT=${ptx_reject} -P "${PROJECT_SOURCE_DIR}/cmake/CourseCheckCode.cmake")
-  set_tests_properties(${chapter}.ptx PROPERTIES LABELS "host;codegen;${chapter}" TIMEOUT 60)
-  add_test(NAME ${chapter}.sass COMMAND "${CMAKE_COMMAND}"
-    -DMODE=sass -DINPUT=$<TARGET_FILE:${chapter}> -DEXPECT=${sass_expect} -DREJECT=${sass_reject}
-    -DTOOL_DIR=${CUDAToolkit_BIN_DIR} -P "${PROJECT_SOURCE_DIR}/cmake/CourseCheckCode.cmake")
-  set_tests_properties(${chapter}.sass PROPERTIES LABELS "host;codegen;${chapter}" TIMEOUT 60
-                       SKIP_REGULAR_EXPRESSION "SKIPPED:")
 endfunction()

@@ -110,7 +110,7 @@ foreach(item IN LISTS items)
       set(gtest_skip TRUE)
     endif()
     # A chapter program's test is named after its folder: NN_topic or NN_topic.program.
-    if(name MATCHES "^[0-9][0-9]_[a-z0-9_]+(\\.[a-z0-9_]+)?$" AND NOT name MATCHES "\\.(ptx|sass)$")
+    if(name MATCHES "^[0-9][0-9]_[a-z0-9_]+(\\.[a-z0-9_]+)?$")
       set(is_program TRUE)
     else()
       set(is_program FALSE)
