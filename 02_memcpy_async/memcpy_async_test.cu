@@ -1,23 +1,246 @@
-// Tests for 02_memcpy_async: the stencil copy plan against the guide's, what each kernel
-// compiles to (PTX), and every variant bit-exact on the GPU.
-#include "memcpy_async.cu"
+// Tests for 02_memcpy_async, both lessons, lab and model: the model of which instruction a copy
+// call becomes (alignment, architecture, what the call completes on, the run-time choice of
+// cooperative groups), the stencil's copy plan against the guide's, the references and the
+// variant tables, on the CPU; what every kernel of the three programs compiles to, checked
+// against the model's row for its variant (PTX for 8.0 and 9.0; machine code for 8.0 and 9.0
+// where cuobjdump can read it); every variant and every lab row bit-exact on the GPU.
+#include "halo_stencil.cu"      // the second lesson, in namespace halo
+#include "memcpy_async_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
 
-#include <functional>
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "course/codegen.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+namespace lab {
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+}  // namespace lab
+namespace halo {
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+}  // namespace halo
 
 namespace {
 
-// ---- The stencil's copy plan ----------------------------------------------------------------
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// ---- The problem, the size rules and the tables -------------------------------------------------
+
+TEST(HostMemcpyAsync, ReferenceMixesNeighboursInsideEachBatchRing) {
+  std::vector<std::uint32_t> in(2 * kBatchElems);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::uint32_t>(i);
+  const std::vector<std::uint32_t> out = reference(in);
+  EXPECT_EQ(out[5], 4u + 2u * 5u + 6u);
+  EXPECT_EQ(out[0], (kBatchElems - 1) + 0u + 1u);  // wraps inside its own batch
+  EXPECT_EQ(out[kBatchElems], (2 * kBatchElems - 1) + 2u * kBatchElems + (kBatchElems + 1));
+}
+
+TEST(HostMemcpyAsync, SizeRules) {
+  for (const course::ChapterInfo& info : {chapter_info(), lab::chapter_info()}) {
+    EXPECT_FALSE(info.size_rule(kBatchBytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(257 * kBatchBytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(info.verify_bytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(info.bench_bytes)) << info.program;
+    EXPECT_TRUE(info.size_rule(kBatchBytes + 16)) << info.program;
+  }
+  const course::ChapterInfo stencil = halo::chapter_info();
+  EXPECT_FALSE(stencil.size_rule(128));
+  EXPECT_FALSE(stencil.size_rule(stencil.verify_bytes));
+  EXPECT_TRUE(stencil.size_rule(100));
+  EXPECT_TRUE(stencil.size_rule(128 + 64));
+}
+
+TEST(HostMemcpyAsync, TheLabTakesTheLessonsCommandLine) {
+  const course::ChapterInfo lesson = chapter_info(), lab = lab::chapter_info();
+  EXPECT_STREQ(lesson.program, "memcpy_async");
+  EXPECT_STREQ(lab.program, "memcpy_async_lab");
+  EXPECT_STREQ(halo::chapter_info().program, "halo_stencil");
+  EXPECT_EQ(lab.verify_bytes, lesson.verify_bytes);
+  EXPECT_EQ(lab.bench_bytes, lesson.bench_bytes);
+  EXPECT_EQ(lab.requirement.major, 8);
+  ASSERT_TRUE(lab.size_rule(100));
+  EXPECT_EQ(*lab.size_rule(100), *lesson.size_rule(100));
+}
+
+template <class Table>
+std::vector<std::string> unique_names(const Table& table) {
+  std::vector<std::string> names;
+  for (const auto& v : table) {
+    EXPECT_EQ(std::find(names.begin(), names.end(), v.name), names.end()) << v.name << " twice";
+    names.push_back(v.name);
+  }
+  return names;
+}
+
+TEST(HostMemcpyAsync, EveryRowMeasuredBeforeTheSplitIsStillMeasured) {
+  const std::vector<std::string> lesson = unique_names(kVariants), stencil = unique_names(halo::kVariants),
+                                 lab = unique_names(lab::kVariants);
+  EXPECT_EQ(lesson, (std::vector<std::string>{"cg_memcpy_async", "cuda_memcpy_async_block",
+                                              "cuda_memcpy_async_thread", "pipeline_primitives"}));
+  EXPECT_EQ(stencil, (std::vector<std::string>{"stencil_sync", "stencil_cuda_memcpy_async",
+                                               "stencil_cg_memcpy_async", "stencil_primitives"}));
+  std::set<std::string> all(lesson.begin(), lesson.end());
+  for (const std::vector<std::string>* names : {&stencil, &lab}) {
+    for (const std::string& name : *names) EXPECT_TRUE(all.insert(name).second) << name << " in two programs";
+  }
+  // The one program's rows before the chapter had a lesson, a second lesson and a lab. Its
+  // sync_copy row was chapter 01's kernel: chapter 01's lesson measures it.
+  for (const char* name : {"cg_memcpy_async", "cuda_memcpy_async_block", "cuda_memcpy_async_thread",
+                           "pipeline_primitives", "align4", "misaligned_cg", "misaligned_cuda", "stencil_sync",
+                           "stencil_cuda_memcpy_async", "stencil_cg_memcpy_async", "stencil_primitives"}) {
+    EXPECT_EQ(all.count(name), 1u) << name;
+  }
+  for (const char* name : {"ldgsts_4", "ldgsts_8", "ldgsts_16"}) EXPECT_EQ(all.count(name), 1u) << name;
+  EXPECT_EQ(all.size(), 14u);
+}
+
+// Every row of the three tables has a row in the model, and no model row is left without one.
+std::vector<VariantCopies> model_rows() {
+  std::vector<VariantCopies> rows = batch_copies(kBlockThreads, kBatchBytes);
+  for (VariantCopies& row : halo_copies(halo::kTileElems, halo::kHalo)) rows.push_back(row);
+  return rows;
+}
+
+TEST(HostMemcpyAsync, TheModelHasOneRowPerVariantOfEachProgram) {
+  std::multiset<std::string> model;
+  for (const VariantCopies& row : model_rows()) model.insert(std::string(row.program) + " " + row.variant);
+  std::multiset<std::string> tables;
+  for (const Variant& v : kVariants) tables.insert(std::string("memcpy_async ") + v.name);
+  for (const lab::Variant& v : lab::kVariants) tables.insert(std::string("memcpy_async_lab ") + v.name);
+  for (const halo::Variant& v : halo::kVariants) tables.insert(std::string("halo_stencil ") + v.name);
+  EXPECT_EQ(model, tables);
+}
+
+// ---- The model: which instruction a copy becomes --------------------------------------------------
+
+TEST(HostCopyPathModel, SixteenBytesProvenAreLdgstsThatBypassL1OnAmpere) {
+  const CopyPath p = cuda_memcpy_async_path(80, 16, 4096, SyncObject::smem_block_barrier);
+  EXPECT_EQ(p.copy, Copy::ldgsts);
+  EXPECT_EQ(p.width_bytes, 16);
+  EXPECT_TRUE(p.bypasses_l1());
+  EXPECT_EQ(p.signal, Signal::arrive_on);
+}
+
+TEST(HostCopyPathModel, OnHopperSixteenBytesOnASharedMemoryBlockBarrierAreOneBulkCopy) {
+  const CopyPath bulk = cuda_memcpy_async_path(90, 16, 4096, SyncObject::smem_block_barrier);
+  EXPECT_EQ(bulk.copy, Copy::bulk);
+  EXPECT_EQ(bulk.width_bytes, 4096) << "one instruction for the whole call";
+  EXPECT_EQ(bulk.signal, Signal::complete_tx);
+  EXPECT_EQ(cuda_memcpy_async_path(90, 32, 4096, SyncObject::smem_block_barrier).copy, Copy::bulk);
+  // Not with less alignment, not on a pipeline, not on another barrier, not before 9.0.
+  EXPECT_EQ(cuda_memcpy_async_path(90, 8, 4096, SyncObject::smem_block_barrier).copy, Copy::ldgsts);
+  EXPECT_EQ(cuda_memcpy_async_path(90, 16, 4096, SyncObject::pipeline).copy, Copy::ldgsts);
+  EXPECT_EQ(cuda_memcpy_async_path(90, 16, 4096, SyncObject::pipeline).signal, Signal::wait_group);
+  EXPECT_EQ(cuda_memcpy_async_path(90, 16, 4096, SyncObject::other_barrier).copy, Copy::ldgsts);
+  EXPECT_EQ(cuda_memcpy_async_path(80, 16, 4096, SyncObject::smem_block_barrier).copy, Copy::ldgsts);
+}
+
+TEST(HostCopyPathModel, FourAndEightBytesGoThroughL1) {
+  for (int sm : {80, 90}) {
+    for (std::size_t align : {4u, 8u}) {
+      const CopyPath p = cuda_memcpy_async_path(sm, align, 4096, SyncObject::smem_block_barrier);
+      EXPECT_EQ(p.copy, Copy::ldgsts) << sm << " " << align;
+      EXPECT_EQ(p.width_bytes, static_cast<int>(align));
+      EXPECT_FALSE(p.bypasses_l1());
+    }
+  }
+  EXPECT_EQ(cuda_memcpy_async_path(80, 32, 4096, SyncObject::pipeline).width_bytes, 16) << "16 bytes at most";
+}
+
+TEST(HostCopyPathModel, OneOrTwoBytesProvenIsASynchronousLoop) {
+  for (std::size_t align : {1u, 2u}) {
+    const CopyPath p = cuda_memcpy_async_path(90, align, 4096, SyncObject::smem_block_barrier);
+    EXPECT_EQ(p.copy, Copy::sync);
+    EXPECT_EQ(p.width_bytes, static_cast<int>(align));
+    EXPECT_EQ(p.signal, Signal::none) << "done when the call returns: nothing to wait for";
+  }
+  EXPECT_EQ(cuda_memcpy_async_path(75, 16, 4096, SyncObject::smem_block_barrier).copy, Copy::sync)
+      << "no LDGSTS before 8.0";
+}
+
+TEST(HostCopyPathModel, CooperativeGroupsWithAHintOfFourOrMoreNeverLooksAtTheAddresses) {
+  const CopyPath p = cg_memcpy_async_path(4, 0x1000, 0x2001, 4096);  // a broken promise: undefined behaviour
+  EXPECT_EQ(p.copy, Copy::ldgsts);
+  EXPECT_EQ(p.width_bytes, 4);
+  EXPECT_EQ(cg_memcpy_async_path(16, 0x1000, 0x2000, 4096).width_bytes, 16);
+  EXPECT_EQ(cg_memcpy_async_path(8, 0x1000, 0x2000, 4096).width_bytes, 8) << "8 proven: 8, even where 16 would do";
+}
+
+TEST(HostCopyPathModel, CooperativeGroupsWithCharPointersTakesTheWidestWidthBothAddressesShare) {
+  const int expected_width[16] = {16, 1, 2, 1, 4, 1, 2, 1, 8, 1, 2, 1, 4, 1, 2, 1};
+  for (std::uintptr_t offset = 0; offset < 16; ++offset) {
+    const CopyPath p = cg_memcpy_async_path(1, 0x1000, 0x2000 + offset, 4096);
+    EXPECT_EQ(p.width_bytes, expected_width[offset]) << "source " << offset << " bytes off";
+    EXPECT_EQ(p.copy, expected_width[offset] >= 4 ? Copy::ldgsts : Copy::sync) << offset;
+  }
+  const CopyPath lab_row = cg_memcpy_async_path(1, 0x1000, 0x2004, 4096);  // misaligned_cg
+  EXPECT_EQ(lab_row.head_bytes, 0);
+  EXPECT_EQ(lab_row.tail_bytes, 0);
+}
+
+TEST(HostCopyPathModel, CooperativeGroupsCopiesAnUnalignedHeadAndTailByteByByte) {
+  // Both 4 bytes off: they differ in no bit below 16, so 16-byte copies after a 12-byte head.
+  const CopyPath p = cg_memcpy_async_path(1, 0x1004, 0x2004, 4096);
+  EXPECT_EQ(p.width_bytes, 16);
+  EXPECT_EQ(p.head_bytes, 12);
+  EXPECT_EQ(p.tail_bytes, 4);
+  EXPECT_EQ(cg_memcpy_async_path(1, 0x1000, 0x2000, 8).copy, Copy::sync) << "fewer bytes than one 16-byte copy";
+}
+
+TEST(HostCopyPathModel, InstructionsPerBatch) {
+  const std::vector<VariantCopies> rows = model_rows();
+  auto count = [&](const char* variant, int sm) {
+    long total = 0;
+    for (const VariantCopies& row : rows) {
+      if (std::string(row.variant) != variant) continue;
+      for (const CopyCall& call : row.calls) total += instructions_per_batch(sm, call);
+    }
+    return total;
+  };
+  EXPECT_EQ(count("cg_memcpy_async", 80), 256);
+  EXPECT_EQ(count("cuda_memcpy_async_block", 80), 256);
+  EXPECT_EQ(count("cuda_memcpy_async_block", 90), 1);
+  EXPECT_EQ(count("cuda_memcpy_async_thread", 90), 256) << "one 16-byte bulk copy per thread";
+  EXPECT_EQ(count("align4", 90), 1024);
+  EXPECT_EQ(count("misaligned_cg", 90), 1024);
+  EXPECT_EQ(count("misaligned_cuda", 90), 4096);
+  EXPECT_EQ(count("ldgsts_8", 90), 512);
+  EXPECT_EQ(count("ldgsts_16", 90), 256);
+  for (const char* stencil : {"stencil_sync", "stencil_cuda_memcpy_async", "stencil_cg_memcpy_async",
+                              "stencil_primitives"}) {
+    EXPECT_EQ(count(stencil, 90), 48) << stencil << ": one per element of the 48-float window";
+  }
+}
+
+TEST(HostCopyPathModel, ProgramsPrintTheirRows) {
+  std::ostringstream lesson, lab_out;
+  print_copy_paths(lesson, model_rows(), "memcpy_async");
+  print_copy_paths(lab_out, model_rows(), "memcpy_async_lab");
+  EXPECT_TRUE(has(lesson.str(), "bulk copy of 4096 B (cp.async.bulk) x1")) << lesson.str();
+  EXPECT_FALSE(has(lesson.str(), "align4")) << lesson.str();
+  EXPECT_TRUE(has(lab_out.str(), "8-byte LDGSTS (cp.async.ca, through L1)")) << lab_out.str();
+  EXPECT_TRUE(has(lab_out.str(), "1-byte loads and stores (synchronous)")) << lab_out.str();
+}
+
+// ---- The stencil's copy plan ------------------------------------------------------------------
+
+using halo::kStencilThreads;
+using halo::kTileBufferElems;
+using halo::TileCopies;
 
 // The first problem of a plan for a 32-lane warp: every buffer slot must be written exactly
 // once, from the window element of the same index (the window is contiguous).
-std::string plan_problem(const std::function<TileCopies(int)>& plan) {
+template <class Plan>
+std::string plan_problem(Plan plan) {
   int writes[kTileBufferElems] = {};
   for (int lane = 0; lane < kStencilThreads; ++lane) {
     const TileCopies copies = plan(lane);
@@ -58,7 +281,7 @@ TileCopies guide_primitives(int tid) {
   return c;
 }
 
-TEST(HostStencilPlan, EverySlotOnceFromTheRightElement) { EXPECT_EQ(plan_problem(stencil_copies), ""); }
+TEST(HostStencilPlan, EverySlotOnceFromTheRightElement) { EXPECT_EQ(plan_problem(halo::stencil_copies), ""); }
 
 TEST(HostStencilPlan, CatchesTheGuidesCentreCopy) {
   // Every lane writes slot 40 (the right halo's first slot), from right[tid].
@@ -69,90 +292,253 @@ TEST(HostStencilPlan, CatchesTheGuidesRightHaloOffset) {
   EXPECT_EQ(plan_problem(guide_primitives), "lane 24 fills slot 40 from window element 64");
 }
 
+TEST(HostStencilPlan, CountsMatchTheModel) {
+  int copies = 0;
+  for (int lane = 0; lane < kStencilThreads; ++lane) copies += halo::stencil_copies(lane).count;
+  EXPECT_EQ(copies, kTileBufferElems);
+  for (const VariantCopies& row : halo_copies(halo::kTileElems, halo::kHalo)) {
+    if (row.calls.front().api == Api::cg) continue;  // three collective calls instead
+    EXPECT_EQ(row.calls.front().calls, copies) << row.variant;
+  }
+}
+
 TEST(HostStencil, ReferenceSumsSeventeenNeighbours) {
   std::vector<float> padded(32 + 16, 1.0f);
   padded[8 + 5] = 100.0f;  // in[5]
-  const std::vector<float> out = stencil_reference(padded);
+  const std::vector<float> out = halo::stencil_reference(padded);
   ASSERT_EQ(out.size(), 32u);
   EXPECT_EQ(out[0], 16.0f + 100.0f);   // window in[-8..8] contains in[5]
   EXPECT_EQ(out[13], 16.0f + 100.0f);  // window in[5..21]
   EXPECT_EQ(out[14], 17.0f);           // in[6..22] does not
 }
 
-// ---- What the compiler emits (PTX generated by the build) --------------------------------
+// ---- What the compiler emits, kernel by kernel, against the model -----------------------------
+
+// The kernel that runs each variant, by its mangled name, and the program whose PTX holds it.
+struct KernelOf {
+  const char* variant;
+  const char* program;
+  const char* mangled;
+};
+const KernelOf kKernels[] = {
+    {"cg_memcpy_async", "memcpy_async", "_Z22cg_memcpy_async_kernelPKjPjm"},
+    {"cuda_memcpy_async_block", "memcpy_async", "_Z30cuda_memcpy_async_block_kernelPKjPjm"},
+    {"cuda_memcpy_async_thread", "memcpy_async", "_Z31cuda_memcpy_async_thread_kernelPKjPjm"},
+    {"pipeline_primitives", "memcpy_async", "_Z26pipeline_primitives_kernelPKjPjm"},
+    {"align4", "memcpy_async_lab", "_ZN3lab13align4_kernelEPKjPjm"},
+    {"misaligned_cg", "memcpy_async_lab", "_ZN3lab20misaligned_cg_kernelEPKjPjm"},
+    {"misaligned_cuda", "memcpy_async_lab", "_ZN3lab22misaligned_cuda_kernelEPKjPjm"},
+    {"ldgsts_4", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm4EEEvPKjPjm"},
+    {"ldgsts_8", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm8EEEvPKjPjm"},
+    {"ldgsts_16", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm16EEEvPKjPjm"},
+    {"stencil_sync", "halo_stencil", "_ZN4halo19stencil_sync_kernelEPKfPfm"},
+    {"stencil_cuda_memcpy_async", "halo_stencil", "_ZN4halo32stencil_cuda_memcpy_async_kernelEPKfPfm"},
+    {"stencil_cg_memcpy_async", "halo_stencil", "_ZN4halo30stencil_cg_memcpy_async_kernelEPKfPfm"},
+    {"stencil_primitives", "halo_stencil", "_ZN4halo25stencil_primitives_kernelEPKfPfm"},
+};
+
+const KernelOf& kernel_of(const std::string& variant) {
+  for (const KernelOf& k : kKernels) {
+    if (variant == k.variant) return k;
+  }
+  ADD_FAILURE() << "no kernel listed for " << variant;
+  return kKernels[0];
+}
+
+// The LDGSTS PTX for a width: cp.async.cg for 16 bytes (L1 bypass), cp.async.ca for 4 and 8.
+std::string ldgsts_ptx(int width) {
+  return std::string(width == 16 ? R"(cp\.async\.cg)" : R"(cp\.async\.ca)") + R"(\.shared\.global [^;]*, )" +
+         std::to_string(width) + ", " + std::to_string(width) + ";";
+}
+const std::string kAnyLdgstsPtx = R"(cp\.async\.c[ag]\.shared\.global )";
+const std::string kBulkPtx = R"(cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::bytes)";
 
 class HostCodegen : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    ptx80_ = course::read_text_file(COURSE_PTX_DIR "/memcpy_async.compute_80.ptx");
-    ptx90_ = course::read_text_file(COURSE_PTX_DIR "/memcpy_async.compute_90.ptx");
+    for (const char* program : {"memcpy_async", "memcpy_async_lab", "halo_stencil"}) {
+      for (const char* arch : {"80", "90"}) ptx_[std::string(program) + arch] = course::chapter_ptx(program, arch);
+    }
   }
-  static std::string kernel(const std::string& ptx, const char* name) {
-    const std::string body = course::ptx_kernel_body(ptx, name);
-    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
+  static std::string kernel(const std::string& variant, const std::string& arch) {
+    const KernelOf& k = kernel_of(variant);
+    const std::string body = course::ptx_kernel_body(ptx_.at(k.program + arch), k.mangled);
+    EXPECT_FALSE(body.empty()) << "no kernel " << k.mangled << " in " << k.program << ".compute_" << arch << ".ptx";
     return body;
   }
-  static std::string sm80(const char* name) { return kernel(ptx80_, name); }
-  static std::string sm90(const char* name) { return kernel(ptx90_, name); }
-  static bool has(const std::string& body, const char* text) { return body.find(text) != std::string::npos; }
-  static inline std::string ptx80_, ptx90_;
+  static inline std::map<std::string, std::string> ptx_;
 };
 
-TEST_F(HostCodegen, SyncCopyGoesThroughRegisters) {
-  const std::string k = sm80("sync_copy_kernel");
-  EXPECT_TRUE(has(k, "ld.global"));
-  EXPECT_TRUE(has(k, "st.shared"));
-  EXPECT_FALSE(has(k, "cp.async"));
-}
-
-TEST_F(HostCodegen, SixteenByteAlignmentBypassesL1) {
-  for (const char* name : {"cg_memcpy_async_kernel", "cuda_memcpy_async_block_kernelILm16E",
-                           "cuda_memcpy_async_thread_kernel", "pipeline_primitives_kernel"}) {
-    const std::string k = sm80(name);
-    EXPECT_TRUE(has(k, "cp.async.cg.shared.global")) << name;
-    EXPECT_TRUE(has(k, ", 16, 16;")) << name;
-    EXPECT_FALSE(has(k, "ld.global")) << name << " should not copy through registers";
+// The model's path for every call of every variant, found in the PTX of its kernel.
+TEST_F(HostCodegen, EveryKernelCompilesToTheModelsPathOnAmpereAndHopper) {
+  for (const VariantCopies& row : model_rows()) {
+    for (const int sm : {80, 90}) {
+      const std::string k = kernel(row.variant, std::to_string(sm));
+      const std::string where = std::string(row.variant) + " on compute_" + std::to_string(sm);
+      for (const CopyCall& call : row.calls) {
+        const CopyPath path = path_of(sm, call);
+        const bool decided_at_run_time = call.api == Api::cg && call.proven_align < 4;
+        switch (path.copy) {
+          case Copy::bulk: {
+            EXPECT_GE(course::count_matches(k, kBulkPtx), 1) << where;
+            EXPECT_EQ(course::count_matches(k, kAnyLdgstsPtx), 0) << where << ": the bulk copy replaces LDGSTS";
+            // The barrier's initialisation, a proxy fence, then the first copy that completes on it.
+            const std::size_t init = k.find("mbarrier.init"), fence = k.find("fence.proxy.async", init);
+            const std::size_t copy = k.find("cp.async.bulk");
+            EXPECT_TRUE(init < fence && fence < copy) << where << ": no proxy fence between init and bulk copy";
+            break;
+          }
+          case Copy::ldgsts:
+            EXPECT_GE(course::count_matches(k, ldgsts_ptx(path.width_bytes)), 1) << where;
+            EXPECT_EQ(course::count_matches(k, R"(cp\.async\.bulk)"), 0) << where;
+            if (!decided_at_run_time) {
+              EXPECT_EQ(course::count_matches(k, kAnyLdgstsPtx), course::count_matches(k, ldgsts_ptx(path.width_bytes)))
+                  << where << ": every LDGSTS of the kernel has the model's width";
+              EXPECT_FALSE(has(k, "ld.global")) << where << ": the copy never goes through registers";
+            }
+            break;
+          case Copy::sync: {
+            const char* type = path.width_bytes == 1 ? "u8" : "f32";
+            EXPECT_GE(course::count_matches(k, std::string(R"(ld\.global\.)") + type), 1) << where;
+            EXPECT_GE(course::count_matches(k, std::string(R"(st\.shared\.)") + type), 1) << where;
+            EXPECT_FALSE(has(k, "cp.async")) << where << ": a synchronous copy issues no asynchronous one";
+            break;
+          }
+        }
+        switch (path.signal) {
+          case Signal::complete_tx: EXPECT_TRUE(has(k, "mbarrier.expect_tx")) << where; break;
+          case Signal::arrive_on:
+            EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.shared.b64")) << where;
+            EXPECT_FALSE(has(k, "cp.async.mbarrier.arrive.noinc")) << where << ": libcu++ uses the counting form";
+            break;
+          case Signal::wait_group:
+            EXPECT_TRUE(has(k, "cp.async.commit_group")) << where;
+            EXPECT_TRUE(has(k, "cp.async.wait_group")) << where;
+            EXPECT_FALSE(has(k, "mbarrier")) << where << ": a commit group needs no barrier";
+            break;
+          case Signal::none: EXPECT_FALSE(has(k, "cp.async")) << where; break;
+        }
+      }
+    }
   }
 }
 
-TEST_F(HostCodegen, FourByteAlignmentGoesThroughL1) {
-  const std::string k = sm80("cuda_memcpy_async_block_kernelILm4E");
-  EXPECT_TRUE(has(k, "cp.async.ca.shared.global"));
-  EXPECT_TRUE(has(k, ", 4, 4;"));
-  EXPECT_FALSE(has(k, "cp.async.cg"));
+// The legacy form's list, kept as checks of its own: each instruction the chapter teaches
+// appears in the PTX for 8.0 of the kernel that teaches it.
+TEST_F(HostCodegen, EachTaughtInstructionAppearsWhereItIsTaught) {
+  EXPECT_GE(course::count_matches(kernel("cg_memcpy_async", "80"), ldgsts_ptx(16)), 1);
+  EXPECT_GE(course::count_matches(kernel("align4", "80"), ldgsts_ptx(4)), 1);
+  EXPECT_GE(course::count_matches(kernel("ldgsts_8", "80"), ldgsts_ptx(8)), 1);
+  EXPECT_TRUE(has(kernel("cuda_memcpy_async_block", "80"), "cp.async.mbarrier.arrive"));
+  EXPECT_TRUE(has(kernel("pipeline_primitives", "80"), "cp.async.commit_group"));
+  EXPECT_TRUE(has(kernel("pipeline_primitives", "80"), "cp.async.wait_group"));
+  EXPECT_GE(course::count_matches(kernel("cuda_memcpy_async_block", "90"), kBulkPtx), 1);
 }
 
-TEST_F(HostCodegen, BarrierVariantsArriveOnTheMbarrier) {
-  EXPECT_TRUE(has(sm80("cuda_memcpy_async_block_kernelILm16E"), "cp.async.mbarrier.arrive"));
-  EXPECT_TRUE(has(sm80("cg_memcpy_async_kernel"), "cp.async.wait_group"));
-}
-
-TEST_F(HostCodegen, CharPointersWithoutAlignmentFallBack) {
-  const std::string cuda = sm80("misaligned_cuda_kernel");
-  EXPECT_FALSE(has(cuda, "cp.async.ca")) << "cuda::memcpy_async cannot prove alignment of char pointers";
-  EXPECT_FALSE(has(cuda, "cp.async.cg"));
-  EXPECT_TRUE(has(cuda, "ld.global.u8"));
-  const std::string group = sm80("misaligned_cg_kernel");
-  EXPECT_TRUE(has(group, "cp.async.ca.shared.global")) << "cooperative_groups checks alignment at run time";
-}
-
-// On compute capability 9.0 the library takes another road: cuda::memcpy_async with 16-byte
-// alignment and a block-scope barrier in shared memory becomes a TMA bulk copy. The other
-// APIs keep LDGSTS.
-TEST_F(HostCodegen, OnHopperAlignedCudaMemcpyAsyncBecomesABulkCopy) {
-  for (const char* name : {"cuda_memcpy_async_block_kernelILm16E", "cuda_memcpy_async_thread_kernel"}) {
-    const std::string k = sm90(name);
-    EXPECT_TRUE(has(k, "cp.async.bulk.shared::cluster.global")) << name;
-    EXPECT_TRUE(has(k, "mbarrier.expect_tx")) << name;
-    EXPECT_FALSE(has(k, "cp.async.cg")) << name;
+// cooperative_groups with char pointers compiles every width and chooses at run time: the
+// kernel holds 4-, 8- and 16-byte LDGSTS and the byte and 2-byte loops. cuda::memcpy_async, told
+// one byte, holds the byte loop alone.
+TEST_F(HostCodegen, CooperativeGroupsKeepsEveryWidthForTheRunTimeChoice) {
+  for (const char* arch : {"80", "90"}) {
+    const std::string group = kernel("misaligned_cg", arch);
+    for (int width : {4, 8, 16}) EXPECT_GE(course::count_matches(group, ldgsts_ptx(width)), 1) << width << arch;
+    EXPECT_TRUE(has(group, "ld.global.u8")) << arch;
+    EXPECT_TRUE(has(group, "ld.global.u16")) << arch;
+    const std::string cuda = kernel("misaligned_cuda", arch);
+    EXPECT_FALSE(has(cuda, "cp.async")) << arch;
+    EXPECT_FALSE(has(cuda, "ld.global.u16")) << arch;
+    EXPECT_TRUE(has(cuda, "ld.global.u8")) << arch;
   }
-  for (const char* name : {"cg_memcpy_async_kernel", "pipeline_primitives_kernel"}) {
-    const std::string k = sm90(name);
-    EXPECT_TRUE(has(k, "cp.async.cg.shared.global")) << name;
-    EXPECT_FALSE(has(k, "cp.async.bulk")) << name;
+}
+
+// Every barrier variant initialises an mbarrier in shared memory; on 9.0 the waits use
+// try_wait, on 8.0 test_wait.
+TEST_F(HostCodegen, BarrierVariantsInitialiseAndWaitOnAnMbarrier) {
+  for (const char* variant : {"cuda_memcpy_async_block", "cuda_memcpy_async_thread", "align4", "misaligned_cuda",
+                              "stencil_cuda_memcpy_async"}) {
+    EXPECT_TRUE(has(kernel(variant, "80"), "mbarrier.init.shared.b64")) << variant;
+    EXPECT_TRUE(has(kernel(variant, "80"), "mbarrier.test_wait.shared.b64")) << variant;
+    EXPECT_TRUE(has(kernel(variant, "90"), "mbarrier.try_wait.shared.b64")) << variant;
   }
-  EXPECT_TRUE(has(sm90("cuda_memcpy_async_block_kernelILm4E"), "cp.async.ca.shared.global"))
-      << "4-byte alignment does not meet the bulk copy's 16-byte rule";
+}
+
+// The lab's align4 is the lesson's cuda_memcpy_async_block with another alignment: the same
+// instructions in the same order (operands are not compared), but for the copy itself, .cg
+// (16 bytes, L1 bypassed) in the lesson and .ca (4 bytes, through L1) in the lab.
+TEST_F(HostCodegen, Align4IsTheLessonsBlockKernelWithAnotherWidth) {
+  std::vector<std::string> lesson = course::ptx_instructions(kernel("cuda_memcpy_async_block", "80"));
+  const std::vector<std::string> lab = course::ptx_instructions(kernel("align4", "80"));
+  EXPECT_GT(lesson.size(), 50u) << "too few instructions found";
+  EXPECT_EQ(std::count(lesson.begin(), lesson.end(), "cp.async.cg.shared.global"), 1);
+  std::replace(lesson.begin(), lesson.end(), std::string("cp.async.cg.shared.global"),
+               std::string("cp.async.ca.shared.global"));
+  EXPECT_EQ(lesson, lab);
+}
+
+// The opcodes of LDGSTS in a kernel's machine code, as (bytes, bypasses L1): LDGSTS.E is 4
+// bytes, .64 is 8, .128 is 16, .BYPASS skips L1 (other modifiers, e.g. .LTC128B, ignored).
+std::set<std::pair<int, bool>> ldgsts_forms(const std::string& sass) {
+  std::set<std::pair<int, bool>> forms;
+  const std::regex opcode(R"(\sLDGSTS((?:\.[A-Z0-9]+)*)\s)");  // not ARRIVES.LDGSTSBAR
+  for (auto it = std::sregex_iterator(sass.begin(), sass.end(), opcode); it != std::sregex_iterator(); ++it) {
+    int bytes = 4;
+    bool bypass = false;
+    std::istringstream parts((*it)[1].str());
+    for (std::string part; std::getline(parts, part, '.');) {
+      if (part == "64") bytes = 8;
+      if (part == "128") bytes = 16;
+      if (part == "BYPASS") bypass = true;
+    }
+    forms.insert({bytes, bypass});
+  }
+  return forms;
+}
+
+// The machine code (this executable's sm_80 and sm_90 code; skipped where cuobjdump or that code
+// is missing) of every variant with a path decided at compile time: exactly the model's LDGSTS
+// (LDGSTS.E.BYPASS.128 for 16 bytes, LDGSTS.E.64 for 8, LDGSTS.E for 4), UBLKCP.S.G for the bulk
+// copy, ARRIVES.LDGSTSBAR.64.TRANSCNT for the counting arrive-on.
+void expect_machine_code_follows_the_model(const std::string& sass, int sm) {
+  for (const VariantCopies& row : model_rows()) {
+    const std::string k = course::sass_kernel_body(sass, kernel_of(row.variant).mangled);
+    const std::string where = std::string(row.variant) + " on sm_" + std::to_string(sm);
+    ASSERT_FALSE(k.empty()) << "no kernel for " << where;
+    std::set<std::pair<int, bool>> expected;
+    bool bulk = false, arrive_on = false, run_time = false;
+    for (const CopyCall& call : row.calls) {
+      const CopyPath path = path_of(sm, call);
+      run_time = run_time || (call.api == Api::cg && call.proven_align < 4);
+      if (path.copy == Copy::ldgsts) expected.insert({path.width_bytes, path.bypasses_l1()});
+      bulk = bulk || path.copy == Copy::bulk;
+      arrive_on = arrive_on || path.signal == Signal::arrive_on;
+    }
+    const std::set<std::pair<int, bool>> found = ldgsts_forms(k);
+    if (run_time) {
+      for (const auto& form : expected) EXPECT_EQ(found.count(form), 1u) << where << ": " << form.first << " bytes";
+    } else {
+      EXPECT_EQ(found, expected) << where;
+    }
+    EXPECT_EQ(course::count_matches(k, R"(UBLKCP\.S\.G)") > 0, bulk) << where;
+    if (sm >= 90) {  // the arrive-on's machine-code spelling is the one chapter 03 reads on sm_90
+      EXPECT_EQ(course::count_matches(k, R"(ARRIVES\.LDGSTSBAR\.64\.TRANSCNT)") > 0, arrive_on) << where;
+    }
+  }
+}
+
+TEST_F(HostCodegen, MachineCodeOnHopperFollowsTheModel) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  expect_machine_code_follows_the_model(sass, 90);
+  // 16-byte LDGSTS and the bulk copy side by side in one program, as the legacy list expected.
+  EXPECT_GE(course::count_matches(sass, R"(LDGSTS\.E\.BYPASS\.128)"), 1);
+  EXPECT_GE(course::count_matches(sass, R"(LDGSTS\.E[ .])"), 1);
+  EXPECT_GE(course::count_matches(sass, R"(ARRIVES\.LDGSTSBAR)"), 1);
+  EXPECT_GE(course::count_matches(sass, "UBLKCP"), 1);
+}
+
+TEST_F(HostCodegen, MachineCodeOnAmpereFollowsTheModel) {
+  COURSE_SASS_OR_SKIP(sass, "sm_80");
+  expect_machine_code_follows_the_model(sass, 80);
+  EXPECT_EQ(course::count_matches(sass, "UBLKCP"), 0) << "no bulk copy before 9.0";
 }
 
 // ---- On the GPU --------------------------------------------------------------------------
@@ -160,35 +546,152 @@ TEST_F(HostCodegen, OnHopperAlignedCudaMemcpyAsyncBecomesABulkCopy) {
 class Sm80_MemcpyAsync : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
  protected:
   Sm80_MemcpyAsync() : GpuTest(chapter_info().requirement) {}
-  course::Comparison verify_items(std::size_t num_items) {
-    if (GetParam().batch) {
-      BatchProblem problem(num_items);
-      return verify(GetParam(), problem);
-    }
-    StencilProblem problem(num_items);
-    return verify(GetParam(), problem);
-  }
 };
 
-TEST_P(Sm80_MemcpyAsync, OneBatchOrTile) {
-  const course::Comparison result = verify_items(1);
+TEST_P(Sm80_MemcpyAsync, OneBatch) {
+  Problem problem(1);
+  const course::Comparison result = verify(GetParam().launch, problem);
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
 }
 
-TEST_P(Sm80_MemcpyAsync, ManyMoreItemsThanResidentBlocks) {
-  const course::Comparison result = verify_items(10007);
+TEST_P(Sm80_MemcpyAsync, ManyMoreBatchesThanResidentBlocks) {
+  Problem problem(10007);  // prime: blocks do unequal numbers of batches
+  const course::Comparison result = verify(GetParam().launch, problem);
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
 }
 
 TEST_P(Sm80_MemcpyAsync, PoisonedOutputIsFullyOverwrittenTwice) {
+  Problem problem(333);
   for (int run = 0; run < 2; ++run) {
-    const course::Comparison result = verify_items(333);
+    const course::Comparison result = verify(GetParam().launch, problem);
     ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
     ASSERT_EQ(result.untouched, 0u);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, Sm80_MemcpyAsync, ::testing::ValuesIn(kVariants),
+INSTANTIATE_TEST_SUITE_P(Lesson, Sm80_MemcpyAsync, ::testing::ValuesIn(kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
+
+class Sm80_MemcpyAsyncLab : public course::GpuTest, public ::testing::WithParamInterface<lab::Variant> {
+ protected:
+  Sm80_MemcpyAsyncLab() : GpuTest(lab::chapter_info().requirement) {}
+};
+
+TEST_P(Sm80_MemcpyAsyncLab, OneBatch) {
+  lab::Problem problem(1);
+  const course::Comparison result = lab::verify(GetParam(), problem);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+TEST_P(Sm80_MemcpyAsyncLab, ManyMoreBatchesThanResidentBlocks) {
+  lab::Problem problem(10007);
+  const course::Comparison result = lab::verify(GetParam(), problem);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+TEST_P(Sm80_MemcpyAsyncLab, PoisonedOutputIsFullyOverwrittenTwice) {
+  lab::Problem problem(333);
+  for (int run = 0; run < 2; ++run) {
+    const course::Comparison result = lab::verify(GetParam(), problem);
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+    ASSERT_EQ(result.untouched, 0u);
+  }
+}
+
+TEST_P(Sm80_MemcpyAsyncLab, InputStartsWhereTheRowSays) {
+  lab::Problem problem(2);
+  const auto address = reinterpret_cast<std::uintptr_t>(problem.input(GetParam()));
+  EXPECT_EQ(address % 16, GetParam().misaligned_input ? lab::kMisalignBytes : 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lab, Sm80_MemcpyAsyncLab, ::testing::ValuesIn(lab::kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+class Sm80_HaloStencil : public course::GpuTest, public ::testing::WithParamInterface<halo::Variant> {
+ protected:
+  Sm80_HaloStencil() : GpuTest(halo::chapter_info().requirement) {}
+};
+
+TEST_P(Sm80_HaloStencil, OneTile) {
+  halo::Problem problem(1);
+  const course::Comparison result = halo::verify(GetParam().launch, problem);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+TEST_P(Sm80_HaloStencil, ManyMoreTilesThanResidentBlocks) {
+  halo::Problem problem(100003);  // prime, and more tiles than the one-warp blocks that fit at once
+  const course::Comparison result = halo::verify(GetParam().launch, problem);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+TEST_P(Sm80_HaloStencil, PoisonedOutputIsFullyOverwrittenTwice) {
+  halo::Problem problem(333);
+  for (int run = 0; run < 2; ++run) {
+    const course::Comparison result = halo::verify(GetParam().launch, problem);
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+    ASSERT_EQ(result.untouched, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Lesson, Sm80_HaloStencil, ::testing::ValuesIn(halo::kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// One and two blocks for many batches (or tiles): every barrier goes through dozens of phases,
+// every commit group is reused, and a block's loop runs odd and even numbers of times.
+class Sm80_FewBlocks : public course::GpuTest {
+ protected:
+  Sm80_FewBlocks() : GpuTest(chapter_info().requirement) {}
+};
+
+using BatchKernel = void (*)(const std::uint32_t*, std::uint32_t*, std::size_t);
+using TileKernel = void (*)(const float*, float*, std::size_t);
+
+TEST_F(Sm80_FewBlocks, EveryBatchKernelRunsManyBatchesPerBlock) {
+  struct {
+    const char* name;
+    BatchKernel kernel;
+    bool misaligned_input;
+  } const kernels[] = {{"cg_memcpy_async", cg_memcpy_async_kernel, false},
+                       {"cuda_memcpy_async_block", cuda_memcpy_async_block_kernel, false},
+                       {"cuda_memcpy_async_thread", cuda_memcpy_async_thread_kernel, false},
+                       {"pipeline_primitives", pipeline_primitives_kernel, false},
+                       {"align4", lab::align4_kernel, false},
+                       {"misaligned_cg", lab::misaligned_cg_kernel, true},
+                       {"misaligned_cuda", lab::misaligned_cuda_kernel, true},
+                       {"ldgsts_4", lab::ldgsts_width_kernel<4>, false},
+                       {"ldgsts_8", lab::ldgsts_width_kernel<8>, false},
+                       {"ldgsts_16", lab::ldgsts_width_kernel<16>, false}};
+  lab::Problem problem(75);
+  for (const auto& k : kernels) {
+    const std::uint32_t* input = k.misaligned_input ? problem.misaligned_input() : problem.gmem_in.data();
+    for (unsigned blocks : {1u, 2u}) {
+      problem.gmem_out.poison();
+      k.kernel<<<blocks, kBlockThreads>>>(input, problem.gmem_out.data(), problem.num_batches);
+      COURSE_CHECK_LAUNCH();
+      COURSE_CHECK(cudaDeviceSynchronize());
+      const course::Comparison result = problem.gmem_out.check(problem.expected, kBatchElems);
+      EXPECT_TRUE(result.ok()) << k.name << ", " << blocks << " blocks: " << result.summary() << '\n' << result.first;
+    }
+  }
+}
+
+TEST_F(Sm80_FewBlocks, EveryStencilKernelRunsManyTilesPerBlock) {
+  const std::pair<const char*, TileKernel> kernels[] = {
+      {"stencil_sync", halo::stencil_sync_kernel},
+      {"stencil_cuda_memcpy_async", halo::stencil_cuda_memcpy_async_kernel},
+      {"stencil_cg_memcpy_async", halo::stencil_cg_memcpy_async_kernel},
+      {"stencil_primitives", halo::stencil_primitives_kernel}};
+  halo::Problem problem(75);
+  for (const auto& [name, kernel] : kernels) {
+    for (unsigned blocks : {1u, 2u}) {
+      problem.gmem_out.poison();
+      kernel<<<blocks, halo::kStencilThreads>>>(problem.gmem_padded.data(), problem.gmem_out.data(), problem.num_tiles);
+      COURSE_CHECK_LAUNCH();
+      COURSE_CHECK(cudaDeviceSynchronize());
+      const course::Comparison result = problem.gmem_out.check(problem.expected, halo::kTileElems);
+      EXPECT_TRUE(result.ok()) << name << ", " << blocks << " blocks: " << result.summary() << '\n' << result.first;
+    }
+  }
+}
 
 }  // namespace

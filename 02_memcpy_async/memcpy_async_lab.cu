@@ -1,0 +1,177 @@
+// 02_memcpy_async lab: copy widths, and what happens when the alignment cannot be proven.
+//
+// The lesson proves 16-byte alignment everywhere. This program asks "what if":
+//   align4: the lesson's cuda_memcpy_async_block with aligned_size_t<4>: 1024 four-byte LDGSTS
+//     through L1 per batch, on 9.0 too (a bulk copy needs 16 bytes proven);
+//   misaligned_cg, misaligned_cuda: the source 4 bytes past a 16-byte boundary, passed as char
+//     pointers with a plain size. cooperative_groups compares the addresses at run time and still
+//     issues 4-byte LDGSTS; cuda::memcpy_async, told 1 byte, copies byte by byte, synchronously;
+//   ldgsts_4, ldgsts_8, ldgsts_16: the copy width alone. cuda::memcpy_async with
+//     aligned_size_t<4>, <8> and <16>, completing on a thread-scope cuda::pipeline (commit and
+//     wait groups, chapter 04), because on a shared-memory barrier the 16-byte copy would become
+//     a bulk copy on 9.0: with the pipeline all three are LDGSTS on 8.0 and on 9.0.
+// Every row is verified bit for bit before it is timed, as in the lesson.
+// Hardware: compute capability 8.0+ (LDGSTS), as the lesson.
+// Run: build/02_memcpy_async/memcpy_async_lab [--bench] [--variant=NAME] [--size=N]
+// API: cuda::pipeline  https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/pipeline.html
+#include <cuda/pipeline>
+
+#include "memcpy_async.cu"  // the lesson: the batch, compute_batch, launch_resident, Problem, the model
+
+namespace lab {
+
+/// [align4]
+// The lesson's cuda_memcpy_async_block_kernel, line for line, with 4-byte alignment promised (and
+// without the proxy fence, which only the bulk copy of 16 bytes on 9.0 needs).
+__global__ void align4_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
+  __shared__ block_barrier full_bar;  // its phase completes when the batch has landed
+  cg::thread_block block = cg::this_thread_block();
+  if (block.thread_rank() == 0) init(&full_bar, block.size());  // one thread initialises: every thread arrives
+  block.sync();  // nobody touches the barrier before its initialisation is visible
+
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
+    // aligned_size_t<4>: cp.async.ca of 4 bytes, through L1, on 9.0 as well.
+    cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems, cuda::aligned_size_t<4>(kBatchBytes),
+                       full_bar);
+    full_bar.arrive_and_wait();  // every thread arrived and every bound copy landed
+    compute_batch(smem_batch, gmem_out + batch * kBatchElems);
+    block.sync();  // nobody still reads this batch when the next iteration overwrites it
+  }
+}
+/// [align4]
+
+/// [misaligned]
+// The source is 4 bytes past a 16-byte boundary, and char pointers prove 1-byte alignment.
+// cooperative_groups looks at the two addresses at run time and picks the widest copy they
+// allow (4 bytes here); cuda::memcpy_async decides at compile time from the 1 byte it was told:
+// a synchronous byte-by-byte copy through registers.
+__global__ void misaligned_cg_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
+  cg::thread_block block = cg::this_thread_block();
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
+    cg::memcpy_async(block, reinterpret_cast<char*>(smem_batch),
+                     reinterpret_cast<const char*>(gmem_in + batch * kBatchElems), std::size_t{kBatchBytes});
+    cg::wait(block);  // this thread's copies landed, then the block joins
+    compute_batch(smem_batch, gmem_out + batch * kBatchElems);
+    block.sync();  // nobody still reads this batch when the next iteration overwrites it
+  }
+}
+
+__global__ void misaligned_cuda_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                                       std::size_t num_batches) {
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
+  __shared__ block_barrier full_bar;
+  cg::thread_block block = cg::this_thread_block();
+  if (block.thread_rank() == 0) init(&full_bar, block.size());  // every thread arrives once per batch
+  block.sync();  // nobody touches the barrier before its initialisation is visible
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
+    cuda::memcpy_async(block, reinterpret_cast<char*>(smem_batch),
+                       reinterpret_cast<const char*>(gmem_in + batch * kBatchElems), std::size_t{kBatchBytes},
+                       full_bar);
+    full_bar.arrive_and_wait();  // the (synchronous) copies are done and every thread arrived
+    compute_batch(smem_batch, gmem_out + batch * kBatchElems);
+    block.sync();  // nobody still reads this batch when the next iteration overwrites it
+  }
+}
+/// [misaligned]
+
+/// [ldgsts_width]
+// One collective cuda::memcpy_async per batch with kCopyBytes proven: LDGSTS of that width on
+// 8.0 and 9.0 alike. A thread-scope pipeline is only this thread's commit and wait groups.
+template <std::size_t kCopyBytes>
+__global__ void ldgsts_width_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  static_assert(kCopyBytes == 4 || kCopyBytes == 8 || kCopyBytes == 16, "LDGSTS copies 4, 8 or 16 bytes");
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
+  cg::thread_block block = cg::this_thread_block();
+  cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
+    pipe.producer_acquire();
+    cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems,
+                       cuda::aligned_size_t<kCopyBytes>(kBatchBytes), pipe);
+    pipe.producer_commit();  // cp.async.commit_group: close this thread's group of copies
+    pipe.consumer_wait();    // cp.async.wait_group: this thread's copies landed, nobody else's
+    block.sync();            // so the block synchronises before reading what other threads copied
+    compute_batch(smem_batch, gmem_out + batch * kBatchElems);
+    pipe.consumer_release();
+    block.sync();  // nobody still reads this batch when the next iteration overwrites it
+  }
+}
+/// [ldgsts_width]
+
+// ---- The rows ---------------------------------------------------------------------------------
+
+constexpr std::size_t kMisalignBytes = 4;  // the misaligned rows' source: this far past a 16-byte boundary
+
+// A lesson row plus where its input starts.
+struct Variant {
+  const char* name;
+  const char* summary;
+  ::Launch launch;
+  bool misaligned_input = false;  // read the copy of the input that starts kMisalignBytes off
+};
+const Variant kVariants[] = {
+    {"align4", "the lesson's cuda_memcpy_async_block with aligned_size_t<4>: 4-byte copies through L1",
+     &launch_resident<align4_kernel>},
+    {"misaligned_cg", "source 4 bytes off, char pointers: cg picks 4-byte copies at run time",
+     &launch_resident<misaligned_cg_kernel>, true},
+    {"misaligned_cuda", "the same with cuda::memcpy_async: a synchronous byte-by-byte copy",
+     &launch_resident<misaligned_cuda_kernel>, true},
+    {"ldgsts_4", "cuda::memcpy_async, aligned_size_t<4>, thread-scope pipeline: 4-byte LDGSTS",
+     &launch_resident<ldgsts_width_kernel<4>>},
+    {"ldgsts_8", "the same with aligned_size_t<8>: 8-byte LDGSTS", &launch_resident<ldgsts_width_kernel<8>>},
+    {"ldgsts_16", "the same with aligned_size_t<16>: 16-byte LDGSTS, on 9.0 too",
+     &launch_resident<ldgsts_width_kernel<16>>},
+};
+
+// ---- run(): verify every row, then time the correct ones ----------------------------------
+
+// The lesson's problem plus a second copy of the input that starts kMisalignBytes past the
+// 16-byte aligned start of its allocation.
+struct Problem : ::Problem {
+  explicit Problem(std::size_t num_batches)
+      : ::Problem(num_batches), gmem_in_misaligned(host_in.size() + kChunkElems) {
+    COURSE_CHECK(cudaMemcpy(misaligned_input(), host_in.data(), host_in.size() * sizeof(std::uint32_t),
+                            cudaMemcpyHostToDevice));
+  }
+  std::uint32_t* misaligned_input() { return gmem_in_misaligned.data() + kMisalignBytes / sizeof(std::uint32_t); }
+  const std::uint32_t* input(const Variant& v) { return v.misaligned_input ? misaligned_input() : gmem_in.data(); }
+  course::DeviceBuffer<std::uint32_t> gmem_in_misaligned;
+};
+
+course::Comparison verify(const Variant& variant, Problem& problem) {
+  problem.gmem_out.poison();
+  variant.launch(problem.input(variant), problem.gmem_out.data(), problem.num_batches);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  return problem.gmem_out.check(problem.expected, kBatchElems);
+}
+
+void run(const course::Options& opts, course::Report& report) {
+  Problem problem(opts.size_bytes / kBatchBytes);
+  for (const Variant& v : kVariants) {
+    course::check_and_time(
+        opts, report, v.name, [&] { return verify(v, problem); },
+        [&] { v.launch(problem.input(v), problem.gmem_out.data(), problem.num_batches); },
+        2 * opts.size_bytes);  // each element read once and written once
+  }
+}
+
+course::ChapterInfo chapter_info() {
+  course::ChapterInfo info = ::chapter_info();  // the lesson's requirement, sizes and size rule
+  info.program = "memcpy_async_lab";
+  info.title = "02 memcpy_async lab: copy widths, and sources whose alignment cannot be proven";
+  info.explanation =
+      "The lesson's batches copied with 4-byte alignment promised on a barrier, from a source 4 bytes\n"
+      "off a 16-byte boundary through char pointers (cooperative_groups and cuda::memcpy_async), and\n"
+      "with 4-, 8- and 16-byte LDGSTS completing on a thread-scope cuda::pipeline.";
+  info.host_model = [](std::ostream& out) {
+    print_copy_paths(out, batch_copies(kBlockThreads, kBatchBytes), "memcpy_async_lab");
+  };
+  return info;
+}
+
+}  // namespace lab
+
+#ifndef COURSE_NO_LAB_MAIN
+int main(int argc, char** argv) { return course::chapter_main(argc, argv, lab::chapter_info(), lab::kVariants, lab::run); }
+#endif
