@@ -1,21 +1,34 @@
-// Tests for 08_swizzle: the swizzle function against the guide's tables and against the hardware
-// (a TMA load is the oracle), the committed figures against the function, the bank model, both
-// transposes simulated on the CPU, the tensor-map rules, the PTX, and every variant on the GPU.
-#include "swizzle.cu"
+// Tests for 08_swizzle (the lesson, the lab and the model): the swizzle function against the
+// guide's tables and, on the GPU, against the hardware for every legal box (a TMA load is the
+// oracle); the committed figures and the figure program; the bank model; the quad transpose and the
+// slab orders simulated on the CPU; the size rule and the variant tables; what each kernel compiles
+// to; every lesson variant and every lab row bit-exact on awkward shapes; a miscounted barrier
+// diagnosed, not hung. The guide's int4 transpose (transpose_guide.cu) has transpose_guide_test.cu.
+#include "swizzle_lab.cu"  // the lab, which brings the lesson and the model
+#include "swizzle_figures.cpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
-#include <utility>
+#include <filesystem>
+#include <iterator>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "course/codegen.hpp"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+namespace lab {
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+}  // namespace lab
 
 namespace {
+
+constexpr Swizzle kSwizzledModes[] = {Swizzle::b32, Swizzle::b64, Swizzle::b128};
 
 // ---- The swizzle function ------------------------------------------------------------------
 
@@ -27,6 +40,8 @@ TEST(HostSwizzle, SpansAndRepeatsAreTheGuidesTable25) {
   EXPECT_EQ(span_bytes(Swizzle::b32), 32);
   EXPECT_EQ(repeat_bytes(Swizzle::b32), 256);
   EXPECT_EQ(pattern_rows(Swizzle::none), 1);
+  EXPECT_EQ(tensor_map_swizzle(Swizzle::b64), CU_TENSOR_MAP_SWIZZLE_64B);
+  EXPECT_EQ(tensor_map_swizzle(Swizzle::none), CU_TENSOR_MAP_SWIZZLE_NONE);
 }
 
 TEST(HostSwizzle, EveryRowIsAPermutationThatKeepsChunksInTheirSpan) {
@@ -84,17 +99,127 @@ TEST(HostSwizzle, OffsetFormulaIsThePatternOfTheAbsoluteAddress) {
   }
 }
 
-// ---- The figures ----------------------------------------------------------------------------
+// ---- Where a box lands ----------------------------------------------------------------------
+
+// Every box the chapter claims a layout for, and some it does not: inner widths of 16 to 128
+// bytes in steps of 16, heights 1, 3, 8 and 17, every mode. `legal`: the model's span rule.
+struct BoxCase {
+  Swizzle mode;
+  int inner_bytes, rows;
+  bool legal;
+};
+std::vector<BoxCase> box_sweep() {
+  std::vector<BoxCase> cases;
+  for (Swizzle mode : kAllSwizzles) {
+    for (int inner_bytes = kChunkBytes; inner_bytes <= kRowBytes; inner_bytes += kChunkBytes) {
+      for (int rows : {1, 3, 8, 17}) cases.push_back({mode, inner_bytes, rows, box_fits_span(mode, inner_bytes)});
+    }
+  }
+  return cases;
+}
+std::string describe(const BoxCase& c) {
+  return std::string(swizzle_name(c.mode)) + ", box of " + std::to_string(c.rows) + " rows x " +
+         std::to_string(c.inner_bytes) + " bytes";
+}
+
+TEST(HostBoxLayout, FullWidthBoxesAreRowsOfOneSpanEach) {
+  for (Swizzle mode : kSwizzledModes) {
+    const int span = span_bytes(mode);
+    for (int row = 0; row < 20; ++row) {
+      for (int byte = 0; byte < span; byte += 4) {
+        EXPECT_EQ(box_smem_byte(mode, span, row, byte, 0), swizzled_byte(mode, row * span + byte))
+            << swizzle_name(mode);
+      }
+    }
+    EXPECT_EQ(box_smem_bytes(mode, span, 8), 8u * span);
+  }
+  EXPECT_EQ(box_smem_byte(Swizzle::none, 48, 2, 4), 2u * 48 + 4);  // without a swizzle: rows of the box's width
+  EXPECT_EQ(box_smem_bytes(Swizzle::none, 48, 3), 144u);
+}
+
+TEST(HostBoxLayout, ANarrowBoxStillTakesAWholeSpanPerRow) {
+  // 128B mode, 64-byte box rows: row 1 starts at byte 128, and its chunk 0 is moved to chunk 1.
+  EXPECT_EQ(box_smem_byte(Swizzle::b128, 64, 1, 0), 128u + 16);
+  EXPECT_EQ(box_smem_byte(Swizzle::b128, 64, 4, 0), 4u * 128 + 64);  // into the half no data row fills
+  EXPECT_EQ(box_smem_bytes(Swizzle::b128, 64, 3), 384u);
+  // 32B mode, 16-byte box rows: four rows per 128-byte row of shared memory, each in its own span.
+  EXPECT_EQ(box_smem_byte(Swizzle::b32, 16, 3, 0), 96u);
+  EXPECT_EQ(box_smem_byte(Swizzle::b32, 16, 4, 0), 128u + 16);
+}
+
+TEST(HostBoxLayout, EveryByteOfEveryLegalBoxHasItsOwnPlaceInItsRowsSpan) {
+  for (const BoxCase& c : box_sweep()) {
+    if (!c.legal) continue;
+    const int pitch = box_row_pitch(c.mode, c.inner_bytes);
+    for (int offset = 0; offset < 8; ++offset) {
+      std::vector<int> owner(box_smem_bytes(c.mode, c.inner_bytes, c.rows), -1);
+      for (int row = 0; row < c.rows; ++row) {
+        for (int byte = 0; byte < c.inner_bytes; ++byte) {
+          const std::uint32_t at = box_smem_byte(c.mode, c.inner_bytes, row, byte, offset);
+          ASSERT_LT(at, owner.size()) << describe(c) << ": outside the footprint";
+          ASSERT_EQ(static_cast<int>(at) / pitch, row) << describe(c) << ": left its row's span";
+          ASSERT_EQ(owner[at], -1) << describe(c) << ": two bytes in one place";
+          owner[at] = row;
+        }
+      }
+    }
+  }
+}
+
+// The guide's table writes smem[y][((y + offset) % n) ^ x]. That holds when y counts 128-byte rows
+// of shared memory; with y the row of a 64-byte or 32-byte box (two or four of them per 128-byte
+// row) it puts chunks in the wrong place. The GPU test Sm90_SwizzleBoxes shows which is right.
+TEST(HostBoxLayout, TheGuidesRelationCountsRowsOf128Bytes) {
+  for (Swizzle mode : {Swizzle::b32, Swizzle::b64}) {
+    const int span = span_bytes(mode), chunks = span / kChunkBytes;
+    int box_row_disagreements = 0;
+    for (int row = 0; row < 16; ++row) {
+      for (int x = 0; x < chunks; ++x) {
+        const std::uint32_t model = box_smem_byte(mode, span, row, x * kChunkBytes);
+        const int line = row * span / kRowBytes, x_in_line = (row * span % kRowBytes) / kChunkBytes + x;
+        EXPECT_EQ(model, line * kRowBytes + guide_relation_chunk(mode, line, x_in_line) * kChunkBytes)
+            << swizzle_name(mode) << ": y as the 128-byte row agrees";
+        box_row_disagreements += model != row * span + guide_relation_chunk(mode, row, x) * kChunkBytes;
+      }
+    }
+    EXPECT_GT(box_row_disagreements, 0) << swizzle_name(mode) << ": y as the box row must not agree";
+  }
+  EXPECT_EQ(guide_relation_chunk(Swizzle::b128, 5, 2), swizzled_chunk(Swizzle::b128, 5, 2));  // 128B: rows coincide
+}
+
+
+// The library's rule check (course::broken_tensor_map_rule) accepts every box the model gives a
+// layout for and refuses the others: both hold the same span rule.
+alignas(1024) std::uint32_t host_matrix[32 * 64];
+
+TEST(HostBoxLayout, TheRuleCheckAcceptsExactlyTheBoxesTheModelCallsLegal) {
+  int legal = 0;
+  for (const BoxCase& c : box_sweep()) {
+    const course::TensorMapRequest request = matrix_request(CU_TENSOR_MAP_DATA_TYPE_UINT32, host_matrix, 32, 64,
+                                                            c.rows, c.inner_bytes / 4, c.mode);
+    const std::optional<std::string> broken = course::broken_tensor_map_rule(request);
+    EXPECT_EQ(broken.has_value(), !c.legal) << describe(c) << ": " << broken.value_or("accepted");
+    legal += c.legal;
+  }
+  EXPECT_EQ(legal, 4 * (2 + 4 + 8 + 8));  // 16..32, 16..64, 16..128 bytes and (no swizzle) all eight widths
+}
+
+// ---- The figures and the program that draws them ---------------------------------------------
+
+std::string figures_dir() { return std::filesystem::path(__FILE__).parent_path().string() + "/figures"; }
 
 class HostFigures : public ::testing::TestWithParam<Swizzle> {};
 
 TEST_P(HostFigures, CommittedSvgIsWhatTheFunctionDraws) {
-  const std::string path = std::string(SWIZZLE_FIGURES_DIR) + "/swizzle_" + swizzle_tag(GetParam()) + ".svg";
+  const std::string path = figures_dir() + "/swizzle_" + swizzle_tag(GetParam()) + ".svg";
   const std::string committed = course::read_text_file(path);
   ASSERT_FALSE(committed.empty()) << "cannot read " << path;
   EXPECT_TRUE(committed == swizzle_svg(GetParam()))
       << path << " differs from swizzle_svg(); regenerate: build/08_swizzle/swizzle_figures 08_swizzle/figures";
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, HostFigures, ::testing::ValuesIn(kAllSwizzles),
+                         [](const auto& info) { return swizzle_tag(info.param); });
 
 TEST(HostFigures, DrawTheSwizzledPositions) {
   // Row 1 of the 128B figure, bank group 0 holds logical chunk 1 (1 ^ 1 = 0).
@@ -103,8 +228,58 @@ TEST(HostFigures, DrawTheSwizzledPositions) {
   EXPECT_NE(svg.find("<rect x=\"118\" y=\"126\" width=\"52\" height=\"52\" fill=\"#ffffb3\""), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, HostFigures, ::testing::ValuesIn(kAllSwizzles),
-                         [](const auto& info) { return swizzle_tag(info.param); });
+struct FiguresRun {
+  int code;
+  std::string out, err;
+};
+FiguresRun run_figures(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = figures_main(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(HostFigures, HelpPrintsTheUsageAndSucceeds) {
+  for (const char* help : {"--help", "-h"}) {
+    const FiguresRun r = run_figures({help});
+    EXPECT_EQ(r.code, 0) << help;
+    EXPECT_EQ(r.out.rfind("usage: swizzle_figures DIR", 0), 0u) << r.out;
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+TEST(HostFigures, AnUnknownOptionIsOneLineNamingTheRule) {
+  const FiguresRun r = run_figures({"--output=figures"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("unknown option '--output=figures'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the only option is --help"), std::string::npos) << r.err;
+  EXPECT_EQ(run_figures({}).code, 2);
+  EXPECT_EQ(run_figures({"a", "b"}).code, 2);
+}
+
+TEST(HostFigures, AMissingFolderIsAClearError) {
+  const std::string missing = (std::filesystem::temp_directory_path() / "swizzle_figures_no_such_folder").string();
+  std::filesystem::remove_all(missing);
+  const FiguresRun r = run_figures({missing});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no folder '" + missing + "' to write into"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(missing)) << "nothing is created";
+}
+
+TEST(HostFigures, WritesEveryModeIntoTheFolder) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "swizzle_figures_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const FiguresRun r = run_figures({dir.string()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (Swizzle mode : kAllSwizzles) {
+    const std::string path = (dir / ("swizzle_" + swizzle_tag(mode) + ".svg")).string();
+    EXPECT_TRUE(course::read_text_file(path) == swizzle_svg(mode)) << path;
+    EXPECT_NE(r.out.find("wrote " + path), std::string::npos) << r.out;
+  }
+  std::filesystem::remove_all(dir);
+}
 
 // ---- The bank model -------------------------------------------------------------------------
 
@@ -151,8 +326,8 @@ TEST(HostBankModel, WhatEachVariantCosts) {
     int loads, stores;
   };
   const std::vector<Expected> expected = {
-      {"guide_int4_unswizzled", 1, 8}, {"guide_int4_swizzled", 1, 1},         {"classic_padded", 1, 1},
-      {"(classic without the pad)", 32, 1}, {"tma_unswizzled", 8, 1},         {"tma_swizzled", 1, 1},
+      {"guide_int4_unswizzled", 1, 8},      {"guide_int4_swizzled", 1, 1}, {"classic_padded", 1, 1},
+      {"(classic without the pad)", 32, 1}, {"tma_unswizzled", 8, 1},      {"tma_swizzled", 1, 1},
       {"(tma_swizzled, rows in order)", 4, 1},
   };
   const std::vector<ModelRow> model = bank_model();
@@ -164,7 +339,16 @@ TEST(HostBankModel, WhatEachVariantCosts) {
   }
 }
 
-// ---- Both transposes, simulated on the CPU with the kernels' own index functions -------------
+TEST(HostBankModel, TheProgramsPrintTheTables) {
+  for (const course::ChapterInfo& info : {chapter_info(), lab::chapter_info()}) {
+    std::ostringstream text;
+    info.host_model(text);
+    EXPECT_NE(text.str().find("row 7 (bytes  896-1023):  7 6 5 4 3 2 1 0"), std::string::npos) << info.program;
+    EXPECT_NE(text.str().find("tma_unswizzled                     8x     1x"), std::string::npos) << text.str();
+  }
+}
+
+// ---- The quad transpose and the slabs, simulated on the CPU with the kernels' own functions ----
 
 // What a TMA load with `mode` writes: the logical tile, each 16-byte chunk at its swizzled place.
 std::vector<unsigned char> to_shared(Swizzle mode, const void* logical, std::size_t bytes, int offset) {
@@ -206,10 +390,19 @@ TEST(HostTransposePlan, SixtyFourThreadsTransposeATile) {
     for (int offset : {0, 3, 6}) {
       const std::vector<unsigned char> in = to_shared(mode, tile.data(), kTileBytes, offset);
       std::vector<unsigned char> out(kTileBytes);
-      for (int t = 0; t < kTileThreads; ++t) transpose_quad(mode, in.data(), out.data(), t, offset, offset);
+      for (int t = 0; t < kTileThreads; ++t) transpose_quad(mode, in.data(), out.data(), t, offset);
       EXPECT_EQ(from_shared<float>(mode, out, offset), expected) << swizzle_name(mode) << " offset " << offset;
     }
   }
+}
+
+TEST(HostTransposePlan, AnOffsetIgnoredScramblesTheTile) {
+  std::vector<float> tile(kTileDim * kTileDim);
+  course::fill_pattern(tile, 5);
+  const std::vector<unsigned char> in = to_shared(Swizzle::b128, tile.data(), kTileBytes, 3);
+  std::vector<unsigned char> out(kTileBytes);
+  for (int t = 0; t < kTileThreads; ++t) transpose_quad(Swizzle::b128, in.data(), out.data(), t, 0);
+  EXPECT_NE(from_shared<float>(Swizzle::b128, out, 3), reference_transpose(tile, kTileDim, kTileDim));
 }
 
 TEST(HostTransposePlan, EveryTileOfASlabSeesThePatternFromItsFirstRow) {
@@ -222,20 +415,21 @@ TEST(HostTransposePlan, EveryTileOfASlabSeesThePatternFromItsFirstRow) {
                 t * kTileBytes + swizzled_byte(Swizzle::b128, byte));
     }
   }
+  EXPECT_EQ(kTmaSmemBytes, 129u * 1024);
 }
 
-// Every slab is visited once in each order, and each order walks the way its name says.
-TEST(HostSlabOrder, EveryOrderVisitsEverySlabOnce) {
+// Every slab is visited once in each numbering, and each walks the way its name says.
+TEST(HostSlabGrid, BothNumberingsVisitEverySlabOnce) {
   for (const auto& [rows, cols] : {std::pair{1024, 1024}, std::pair{96, 160}, std::pair{kSlabRows, kSlabCols}}) {
     const SlabGrid grid = slab_grid(rows, cols);
     EXPECT_GE(grid.rows * kSlabRows, rows);
     EXPECT_LT((grid.rows - 1) * kSlabRows, rows);
     EXPECT_GE(grid.cols * kSlabCols, cols);
     EXPECT_LT((grid.cols - 1) * kSlabCols, cols);
-    for (SlabOrder order : {SlabOrder::dealt_rows, SlabOrder::taken_rows, SlabOrder::taken_columns}) {
+    for (bool by_rows : {false, true}) {
       std::vector<int> seen(grid.count(), 0);
       for (int slab = 0; slab < grid.count(); ++slab) {
-        const SlabOrigin at = grid.origin(order, slab);
+        const SlabOrigin at = by_rows ? lab::row_major_origin(grid, slab) : grid.origin(slab);
         ASSERT_EQ(at.row % kSlabRows, 0);
         ASSERT_EQ(at.col % kSlabCols, 0);
         ASSERT_LT(at.row, rows);
@@ -247,54 +441,17 @@ TEST(HostSlabOrder, EveryOrderVisitsEverySlabOnce) {
   }
 }
 
-TEST(HostSlabOrder, ColumnsGoDownTheInputRowsAcrossIt) {
+TEST(HostSlabGrid, TheLessonGoesDownTheInputTheLabAcrossIt) {
   const SlabGrid grid = slab_grid(1024, 1024);  // 16 slab rows, 8 slab columns
   // Column order: consecutive slabs lie one below the other, so they write consecutive
   // stretches of the same output rows.
-  EXPECT_EQ(grid.origin(SlabOrder::taken_columns, 1).row, kSlabRows);
-  EXPECT_EQ(grid.origin(SlabOrder::taken_columns, 1).col, 0);
-  EXPECT_EQ(grid.origin(SlabOrder::taken_columns, grid.rows).col, kSlabCols);
+  EXPECT_EQ(grid.origin(1).row, kSlabRows);
+  EXPECT_EQ(grid.origin(1).col, 0);
+  EXPECT_EQ(grid.origin(grid.rows).col, kSlabCols);
   // Row order: side by side, so they read consecutive stretches of the same input rows.
-  EXPECT_EQ(grid.origin(SlabOrder::taken_rows, 1).row, 0);
-  EXPECT_EQ(grid.origin(SlabOrder::taken_rows, 1).col, kSlabCols);
-  EXPECT_EQ(grid.origin(SlabOrder::taken_rows, grid.cols).row, kSlabRows);
-  EXPECT_EQ(grid.origin(SlabOrder::dealt_rows, 5).col, grid.origin(SlabOrder::taken_rows, 5).col);
-}
-
-TEST(HostGuidePlan, EightThreadsTransposeTheInt4Tile) {
-  std::vector<int4> tile(kGuideDim * kGuideDim);
-  for (int i = 0; i < kGuideDim * kGuideDim; ++i) tile[i] = make_int4(i, -i, 3 * i, 100 + i);
-  const std::vector<int4> expected = reference_transpose(tile, kGuideDim, kGuideDim);
-  for (Swizzle mode : {Swizzle::none, Swizzle::b128}) {
-    for (int offset : {0, 5}) {
-      const std::vector<unsigned char> in = to_shared(mode, tile.data(), sizeof(int4) * tile.size(), offset);
-      std::vector<unsigned char> out(in.size());
-      for (int j = 0; j < kGuideThreads; ++j) {
-        guide_transpose_column(mode, reinterpret_cast<const int4*>(in.data()), reinterpret_cast<int4*>(out.data()), j,
-                               offset, offset);
-      }
-      const std::vector<int4> got = from_shared<int4>(mode, out, offset);
-      EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(int4) * got.size()), 0)
-          << swizzle_name(mode) << " offset " << offset;
-    }
-  }
-}
-
-TEST(HostGuidePlan, TheGuidesIndexingNeedsTheOffsetOfAnUnalignedBuffer) {
-  // The guide's (i % 8) ^ j assumes offset 0. A buffer 384 bytes past a 1024-byte boundary has
-  // offset 3: indexing it as if it had none moves the wrong elements.
-  std::vector<int4> tile(kGuideDim * kGuideDim);
-  for (int i = 0; i < kGuideDim * kGuideDim; ++i) tile[i] = make_int4(i, i, i, i);
-  const std::vector<int4> expected = reference_transpose(tile, kGuideDim, kGuideDim);
-  const int offset = swizzle_offset(Swizzle::b128, 384);
-  const std::vector<unsigned char> in = to_shared(Swizzle::b128, tile.data(), sizeof(int4) * tile.size(), offset);
-  std::vector<unsigned char> out(in.size());
-  for (int j = 0; j < kGuideThreads; ++j) {
-    guide_transpose_column(Swizzle::b128, reinterpret_cast<const int4*>(in.data()), reinterpret_cast<int4*>(out.data()),
-                           j, 0, offset);
-  }
-  const std::vector<int4> got = from_shared<int4>(Swizzle::b128, out, offset);
-  EXPECT_NE(std::memcmp(got.data(), expected.data(), sizeof(int4) * got.size()), 0);
+  EXPECT_EQ(lab::row_major_origin(grid, 1).row, 0);
+  EXPECT_EQ(lab::row_major_origin(grid, 1).col, kSlabCols);
+  EXPECT_EQ(lab::row_major_origin(grid, grid.cols).row, kSlabRows);
 }
 
 TEST(HostReference, TransposesARectangle) {
@@ -306,151 +463,72 @@ TEST(HostReference, TilesInPlaceTransposesEachTileWhereItIs) {
   const int rows = 2 * kTileDim, cols = 3 * kTileDim;
   std::vector<float> in(static_cast<std::size_t>(rows) * cols);
   for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
-  const std::vector<float> out = reference_tiles_in_place(in, rows, cols);
+  const std::vector<float> out = lab::reference_tiles_in_place(in, rows, cols);
   // Row 1, column 2 of tile (1, 2) holds what was at row 2, column 1 of the same tile.
   EXPECT_EQ(out[(kTileDim + 1) * cols + 2 * kTileDim + 2], in[(kTileDim + 2) * cols + 2 * kTileDim + 1]);
-  EXPECT_EQ(out[0], in[0]);  // the diagonal stays
-  EXPECT_EQ(reference_tiles_in_place(out, rows, cols), in);  // twice is the identity
+  EXPECT_EQ(out[0], in[0]);                                       // the diagonal stays
+  EXPECT_EQ(lab::reference_tiles_in_place(out, rows, cols), in);  // twice is the identity
   // On a single tile it is the transpose.
   const std::vector<float> tile(in.begin(), in.begin() + kTileDim * kTileDim);
-  EXPECT_EQ(reference_tiles_in_place(tile, kTileDim, kTileDim), reference_transpose(tile, kTileDim, kTileDim));
+  EXPECT_EQ(lab::reference_tiles_in_place(tile, kTileDim, kTileDim), reference_transpose(tile, kTileDim, kTileDim));
 }
 
-TEST(HostReference, TheInt4ViewMovesSixteenByteElements) {
-  std::vector<float> in(2 * 8);  // 2 rows of 8 floats = 2 x 2 int4
-  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
-  const std::vector<float> out = reference_int4_transpose(in, 2, 8);
-  EXPECT_EQ(out, (std::vector<float>{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15}));
-}
+// ---- The command line and the variant tables -------------------------------------------------
 
-// ---- Tensor-map rules, checked before the driver sees the map ------------------------------
-
-alignas(1024) float host_matrix[64 * 64];
-
-TiledMap good_map(Swizzle swizzle = Swizzle::b128) {
-  return matrix_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, host_matrix, 64, 64, 32, 32, swizzle);
-}
-std::string problem_of(const TiledMap& m) { return tensor_map_problem(m).value_or(""); }
-
-TEST(HostTensorMapRules, TheChaptersMapsPass) {
-  EXPECT_EQ(problem_of(good_map()), "");
-  EXPECT_EQ(problem_of(good_map(Swizzle::none)), "");
-  EXPECT_EQ(problem_of(matrix_map(CU_TENSOR_MAP_DATA_TYPE_INT32, 4, host_matrix, 64, 64, 8, 32, Swizzle::b128)), "");
-}
-
-TEST(HostTensorMapRules, RankIsOneToFive) {
-  TiledMap m = good_map();
-  m.rank = 0;
-  EXPECT_EQ(problem_of(m), "tensor rank must be 1 to 5 (got 0)");
-  m.rank = 6;
-  EXPECT_EQ(problem_of(m), "tensor rank must be 1 to 5 (got 6)");
-}
-
-TEST(HostTensorMapRules, GlobalAddressAlignment) {
-  TiledMap m = good_map(Swizzle::none);
-  m.gmem = host_matrix + 1;  // 4 bytes in
-  EXPECT_EQ(problem_of(m), "global address must be 16-byte aligned");
-  m.gmem = host_matrix + 4;  // 16 bytes in: enough without a swizzle
-  EXPECT_EQ(problem_of(m), "");
-  m.swizzle = Swizzle::b128;
-  EXPECT_EQ(problem_of(m), "global address must be 128-byte aligned with a swizzle (guide Table 25)");
-}
-
-TEST(HostTensorMapRules, DimensionsAreOneToTwoToThe32) {
-  TiledMap m = good_map();
-  m.dims[1] = 0;
-  EXPECT_EQ(problem_of(m), "dimension 1 must have 1 to 2^32 elements");
-  m.dims[1] = (1ull << 32) + 1;
-  EXPECT_EQ(problem_of(m), "dimension 1 must have 1 to 2^32 elements");
-}
-
-TEST(HostTensorMapRules, StridesAreMultiplesOf16BytesBelow2To40) {
-  TiledMap m = good_map();
-  m.strides[0] = 264;
-  EXPECT_EQ(problem_of(m), "stride of dimension 1 must be a multiple of 16 bytes below 2^40 (got 264)");
-  m.strides[0] = 1ull << 40;
-  EXPECT_EQ(problem_of(m), "stride of dimension 1 must be a multiple of 16 bytes below 2^40 (got 1099511627776)");
-}
-
-TEST(HostTensorMapRules, RowsMustNotOverlap) {
-  TiledMap m = good_map();
-  m.strides[0] = 128;  // a row is 256 bytes
-  EXPECT_EQ(problem_of(m), "rows must not overlap: stride 1 < a row's bytes");
-}
-
-TEST(HostTensorMapRules, BoxDimensionsAreOneTo256) {
-  TiledMap m = good_map(Swizzle::none);
-  m.box[1] = 0;
-  EXPECT_EQ(problem_of(m), "box dimension 1 must be 1 to 256 elements");
-  m.box[1] = 257;
-  EXPECT_EQ(problem_of(m), "box dimension 1 must be 1 to 256 elements");
-}
-
-TEST(HostTensorMapRules, InnerBoxIsAMultipleOf16Bytes) {
-  TiledMap m = good_map();
-  m.box[0] = 6;  // 24 bytes
-  EXPECT_EQ(problem_of(m), "inner box dimension must be a multiple of 16 bytes (got 24)");
-}
-
-TEST(HostTensorMapRules, InnerBoxFitsTheSwizzleSpan) {
-  TiledMap m = good_map(Swizzle::b64);  // 32 floats = 128 bytes
-  EXPECT_EQ(problem_of(m), "inner box dimension (128 bytes) must not exceed the swizzle span (64 bytes)");
-  m.box[0] = 16;
-  EXPECT_EQ(problem_of(m), "");
-  m.swizzle = Swizzle::b32;
-  EXPECT_EQ(problem_of(m), "inner box dimension (64 bytes) must not exceed the swizzle span (32 bytes)");
-}
-
-TEST(HostTensorMapRules, ElementStridesAreOneToEight) {
-  TiledMap m = good_map();
-  m.elem_strides[1] = 9;
-  EXPECT_EQ(problem_of(m), "element stride 1 must be 1 to 8");
-  m.elem_strides[1] = 0;
-  EXPECT_EQ(problem_of(m), "element stride 1 must be 1 to 8");
-}
-
-TEST(HostTensorMapRules, EncodeRefusesBeforeCallingTheDriver) {
-  TiledMap m = good_map();
-  m.box[0] = 64;  // 256 bytes > the 128-byte span
-  EXPECT_THROW(encode_tiled(m), course::UsageError);
-}
-
-TEST(HostSizeRule, SquareMatricesOfWholeTiles) {
+TEST(HostChapter, SizesAreSquareMatricesOfWholeSlabs) {
   EXPECT_EQ(square_side(4u << 20), 1024);
   EXPECT_EQ(square_side(64u << 20), 4096);
   EXPECT_EQ(square_side(1u << 30), 16384);
   EXPECT_EQ(square_side(4 * 128 * 128), 128);
   EXPECT_EQ(square_side(4 * 1152 * 1152), 1152);
-  EXPECT_FALSE(square_side(8u << 20));           // N = 1448.2
-  EXPECT_FALSE(square_side(4 * 1056 * 1056));    // N = 1056 is a multiple of 32, not of the 128-row slab
+  EXPECT_FALSE(square_side(8u << 20));          // N = 1448.2
+  EXPECT_FALSE(square_side(4 * 1056 * 1056));   // N = 1056 is a multiple of 32, not of the 128-float slab
   EXPECT_FALSE(square_side((4u << 20) + 4));
   EXPECT_FALSE(square_side(0));
-  EXPECT_FALSE(square_side(4ull * 32800 * 32800));
-  const course::ChapterInfo info = chapter_info();
-  EXPECT_FALSE(info.size_rule(info.verify_bytes));
-  EXPECT_FALSE(info.size_rule(info.bench_bytes));
-  EXPECT_TRUE(info.size_rule(3u << 20));
+  EXPECT_FALSE(square_side(4ull * 32896 * 32896));  // a multiple of 128 above 32768
+  for (const course::ChapterInfo& info : {chapter_info(), lab::chapter_info()}) {
+    EXPECT_FALSE(info.size_rule(info.verify_bytes)) << info.program;
+    EXPECT_FALSE(info.size_rule(info.bench_bytes)) << info.program;
+    EXPECT_TRUE(info.size_rule(3u << 20)) << info.program;
+  }
 }
 
-// ---- What the compiler emits (PTX generated by the build) ------------------------------------
+// Nothing measured before the lesson and the lab were split is lost: every earlier variant is a
+// variant of this lesson or a row of the lab, or one of transpose_guide's two (its own test
+// checks those), and the lesson stays within its four variants.
+TEST(HostChapter, EveryEarlierVariantIsInTheLessonOrTheLab) {
+  auto in_table = [](const std::string& name, const auto& table) {
+    return std::any_of(std::begin(table), std::end(table), [&](const auto& v) { return name == v.name; });
+  };
+  for (const char* name : {"classic_padded", "tma_unswizzled", "tma_swizzled", "tma_swizzled_taken_rows",
+                           "tma_swizzled_dealt_rows", "tma_tiles_in_place", "cublas_geam"}) {
+    EXPECT_TRUE(in_table(name, kVariants) || in_table(name, lab::kVariants)) << name;
+  }
+  EXPECT_LE(std::size(kVariants), 4u);
+  EXPECT_EQ(std::string(lab::chapter_info().program), "swizzle_lab");
+}
 
+// ---- What the compiler emits (PTX generated by the build, SASS of this executable) ------------
+
+// A tensor load names the map and the box's coordinates and completes on an mbarrier by bytes; a
+// tensor store completes through a bulk async-group:
+//   cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes [smem], [map, {x, y}], [bar];
+//   cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {x, y}], [smem];
+// fence.proxy.async.shared::cta orders the threads' st.shared before the store reads them;
+// cp.async.bulk.wait_group.read 0 lets the output buffer be reused; elect.sync picks the issuer.
 class HostCodegen : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { ptx_ = course::read_text_file(COURSE_PTX_DIR "/swizzle.compute_90.ptx"); }
-  // The whole kernel, its braces matched: inline-asm blocks in the PTX (mbarrier waits) also
-  // close with a '}' at the start of a line, where course::ptx_kernel_body() stops.
-  static std::string kernel(const char* name) {
-    const std::string head = course::ptx_kernel_body(ptx_, name);
-    EXPECT_FALSE(head.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
-    const std::size_t start = ptx_.find(head.substr(0, head.find('\n')));
-    if (head.empty() || start == std::string::npos) return "";
-    int depth = 0;
-    for (std::size_t i = ptx_.find('{', start); i < ptx_.size(); ++i) {
-      depth += ptx_[i] == '{' ? 1 : ptx_[i] == '}' ? -1 : 0;
-      if (depth == 0) return ptx_.substr(start, i + 1 - start);
-    }
-    return ptx_.substr(start);
+  static void SetUpTestSuite() {
+    lesson_ptx_ = course::chapter_ptx("swizzle", "90");
+    lab_ptx_ = course::chapter_ptx("swizzle_lab", "90");
   }
+  static std::string kernel(const std::string& ptx, const char* name) {
+    const std::string body = course::ptx_kernel_body(ptx, name);
+    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the PTX under " << COURSE_PTX_DIR;
+    return body;
+  }
+  static std::string lesson(const char* name) { return kernel(lesson_ptx_, name); }
+  static std::string lab(const char* name) { return kernel(lab_ptx_, name); }
   static bool has(const std::string& body, const char* text) { return body.find(text) != std::string::npos; }
   // Bytes of the kernel's local-memory frame (`.local .align 8 .b8 __local_depotN[16];`), 0 without one.
   static int local_depot_bytes(const std::string& body) {
@@ -459,172 +537,225 @@ class HostCodegen : public ::testing::Test {
     const std::size_t open = body.find('[', at);
     return open == std::string::npos ? 0 : std::stoi(body.substr(open + 1));
   }
-  static inline std::string ptx_;
+  static inline std::string lesson_ptx_, lab_ptx_;
 };
 
-// tma_unswizzled and tma_swizzled (SlabOrder 2: taken_columns).
-constexpr const char* kTmaKernels[] = {"tma_transpose_kernelIL7Swizzle0EL9SlabOrder2E",
-                                       "tma_transpose_kernelIL7Swizzle3EL9SlabOrder2E"};
-constexpr const char* kGuideKernels[] = {"guide_int4_kernelIL7Swizzle0E", "guide_int4_kernelIL7Swizzle3E"};
+const char* const kLessonTmaKernels[] = {"tma_transpose_kernelIL7Swizzle0E", "tma_transpose_kernelIL7Swizzle3E"};
+// lab::ordered_transpose_kernel<kOrder, kInPlace>: SlabOrder 0 dealt_rows, 1 taken_rows.
+const char* const kTakenRows = "ordered_transpose_kernelILNS_9SlabOrderE1ELb0E";
+const char* const kDealtRows = "ordered_transpose_kernelILNS_9SlabOrderE0ELb0E";
+const char* const kTilesInPlace = "ordered_transpose_kernelILNS_9SlabOrderE1ELb1E";
+const char* const kLabKernels[] = {kTakenRows, kDealtRows, kTilesInPlace};
 
-TEST_F(HostCodegen, TmaKernelsLoadAndStoreWithTensorCopies) {
-  for (const char* name : kTmaKernels) {
-    const std::string k = kernel(name);
-    EXPECT_TRUE(has(k, "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes")) << name;
-    EXPECT_TRUE(has(k, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")) << name;
-    EXPECT_TRUE(has(k, "mbarrier.arrive.expect_tx")) << name;
-    EXPECT_TRUE(has(k, "mbarrier.try_wait.parity")) << name;
-    EXPECT_TRUE(has(k, "cp.async.bulk.commit_group")) << name;
-    EXPECT_TRUE(has(k, "cp.async.bulk.wait_group.read 0")) << name;
-    EXPECT_TRUE(has(k, "fence.proxy.async.shared::cta")) << name;
-    EXPECT_TRUE(has(k, "fence.mbarrier_init.release.cluster")) << name;
-    EXPECT_TRUE(has(k, "elect.sync")) << name << ": cg::invoke_one should elect with elect.sync";
-  }
+void expect_tensor_copies(const std::string& k, const char* name) {
+  auto has = [&](const char* text) { return k.find(text) != std::string::npos; };
+  EXPECT_TRUE(has("cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes")) << name;
+  EXPECT_TRUE(has("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")) << name;
+  EXPECT_TRUE(has("mbarrier.arrive.expect_tx")) << name;
+  EXPECT_TRUE(has("mbarrier.try_wait.parity")) << name;
+  EXPECT_TRUE(has("%globaltimer")) << name << ": a wait without a time limit";
+  EXPECT_TRUE(has("cp.async.bulk.commit_group")) << name;
+  EXPECT_TRUE(has("cp.async.bulk.wait_group.read 0")) << name;
+  EXPECT_TRUE(has("fence.proxy.async.shared::cta")) << name << ": st.shared must be fenced before the store";
+  EXPECT_TRUE(has("fence.mbarrier_init.release.cluster")) << name << ": the initialised barrier is visible to TMA";
+  EXPECT_TRUE(has("elect.sync")) << name << ": the issuing lane is elected";
+  EXPECT_EQ(course::count_matches(k, R"(ld\.global\.(nc\.)?f32|st\.global\.f32)"), 0)
+      << name << ": no element passes through registers from or to global memory";
+  EXPECT_EQ(course::count_matches(k, R"(cp\.async\.c[ag]\.)"), 0) << name << ": no LDGSTS-style copy";
 }
 
-// The taken orders draw slab numbers from the counter with one atomic add per slab; the dealt
-// order computes them.
-TEST_F(HostCodegen, OnlyTheTakenOrdersUseTheCounter) {
-  EXPECT_TRUE(has(kernel("tma_transpose_kernelIL7Swizzle3EL9SlabOrder2E"), "atom.global.add.u64"));
-  EXPECT_TRUE(has(kernel("tma_transpose_kernelIL7Swizzle3EL9SlabOrder1E"), "atom.global.add.u64"));
-  EXPECT_FALSE(has(kernel("tma_transpose_kernelIL7Swizzle3EL9SlabOrder0E"), "atom.global"));
+TEST_F(HostCodegen, EveryTmaKernelMovesTilesWithTensorCopies) {
+  for (const char* name : kLessonTmaKernels) expect_tensor_copies(lesson(name), name);
+  for (const char* name : kLabKernels) expect_tensor_copies(lab(name), name);
 }
 
-// The bank model counts 16-byte accesses for these kernels: the compiler must keep them 16 bytes
-// wide, and the rotation must not push the quad into local memory.
-TEST_F(HostCodegen, SharedMemoryTransposeMovesSixteenBytesPerAccess) {
-  for (const char* name : kTmaKernels) {
-    const std::string k = kernel(name);
-    EXPECT_TRUE(has(k, "ld.shared.v4.f32")) << name;
-    EXPECT_TRUE(has(k, "st.shared.v4.f32")) << name;
+// The transposes read and write shared memory 16 bytes at a time (what the bank model counts), and
+// the quad's rotation must not push it into local memory: the only frame is the 16-byte WaitSite
+// the bounded wait hands to its diagnosis; v[k ^ rotation] would add 64 bytes.
+TEST_F(HostCodegen, TheQuadTransposeMovesSixteenBytesPerAccess) {
+  std::vector<std::pair<const char*, std::string>> kernels;
+  for (const char* name : kLessonTmaKernels) kernels.emplace_back(name, lesson(name));
+  for (const char* name : kLabKernels) kernels.emplace_back(name, lab(name));
+  for (const auto& [name, k] : kernels) {
+    EXPECT_EQ(course::count_matches(k, R"(ld\.shared\.v4\.f32)"), 2 * kQuadDim) << name << ": 4 loads x 2 tiles";
+    EXPECT_EQ(course::count_matches(k, R"(st\.shared\.v4\.f32)"), 2 * kQuadDim) << name << ": 4 stores x 2 tiles";
     EXPECT_FALSE(has(k, "ld.shared.f32")) << name;
-    // The only local memory is the 16-byte WaitSite the bounded wait hands to its diagnosis;
-    // a quad indexed at run time (v[k ^ rotation]) would add 64 bytes.
     EXPECT_LE(local_depot_bytes(k), 16) << name << ": the quad went to local memory";
   }
-  for (const char* name : kGuideKernels) {
-    const std::string k = kernel(name);
-    EXPECT_TRUE(has(k, "ld.shared.v4.u32")) << name;
-    EXPECT_TRUE(has(k, "st.shared.v4.u32")) << name;
-    EXPECT_TRUE(has(k, "cp.async.bulk.tensor.2d.shared::cta.global")) << name;
-    EXPECT_TRUE(has(k, "cp.async.bulk.tensor.2d.global.shared::cta")) << name;
-    EXPECT_TRUE(has(k, "elect.sync")) << name;
-  }
 }
 
-TEST_F(HostCodegen, ClassicKernelMovesFloatsThroughRegisters) {
-  const std::string k = kernel("classic_padded_kernel");
-  EXPECT_TRUE(has(k, "ld.global"));
-  EXPECT_TRUE(has(k, "st.shared.f32"));
-  EXPECT_TRUE(has(k, "ld.shared.f32"));
+// The lesson and taken_rows draw slab numbers from the counter, one atomic add per slab; the dealt
+// order computes them.
+TEST_F(HostCodegen, OnlyTheTakenOrdersUseTheCounter) {
+  for (const char* name : kLessonTmaKernels) EXPECT_TRUE(has(lesson(name), "atom.global.add.u64")) << name;
+  EXPECT_TRUE(has(lab(kTakenRows), "atom.global.add.u64"));
+  EXPECT_TRUE(has(lab(kTilesInPlace), "atom.global.add.u64"));
+  EXPECT_FALSE(has(lab(kDealtRows), "atom.global"));
+}
+
+TEST_F(HostCodegen, TheClassicKernelMovesFloatsThroughRegisters) {
+  const std::string k = lesson("classic_padded_kernel");
+  EXPECT_GE(course::count_matches(k, R"(ld\.global\.nc\.f32)"), 1);
+  EXPECT_GE(course::count_matches(k, R"(st\.shared\.f32)"), 1);
+  EXPECT_GE(course::count_matches(k, R"(ld\.shared\.f32)"), 1);
+  EXPECT_GE(course::count_matches(k, R"(st\.global\.f32)"), 1);
   EXPECT_FALSE(has(k, "cp.async"));
 }
 
-// ---- On the GPU: the hardware as the oracle of the swizzle function --------------------------
+// In the machine code a tensor load is UTMALDG and a tensor store UTMASTG; the classic kernel has neither.
+TEST_F(HostCodegen, MachineCodeUsesTheTmaUnit) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  std::vector<const char*> names(std::begin(kLessonTmaKernels), std::end(kLessonTmaKernels));
+  names.insert(names.end(), std::begin(kLabKernels), std::end(kLabKernels));
+  for (const char* name : names) {
+    const std::string k = course::sass_kernel_body(sass, name);
+    ASSERT_FALSE(k.empty()) << "no kernel " << name << " in the sm_90 machine code";
+    EXPECT_TRUE(has(k, "UTMALDG")) << name;
+    EXPECT_TRUE(has(k, "UTMASTG")) << name;
+    EXPECT_FALSE(has(k, "LDGSTS")) << name;
+  }
+  const std::string classic = course::sass_kernel_body(sass, "classic_padded_kernel");
+  ASSERT_FALSE(classic.empty());
+  EXPECT_FALSE(has(classic, "UTMALDG"));
+  EXPECT_FALSE(has(classic, "UTMASTG"));
+}
 
-/// [raw_layout]
-// Loads one box with TMA into shared memory `shift_bytes` past a 1024-byte boundary, then copies
-// the raw shared-memory bytes out, swizzle and all, with the buffer's two addresses.
-__global__ void raw_layout_kernel(const __grid_constant__ CUtensorMap map, int box_bytes, int shift_bytes,
-                                  std::uint32_t tx_bytes, uint4* gmem_raw, unsigned long long* gmem_addresses) {
+// ---- On the GPU: the hardware as the oracle of the model --------------------------------------
+
+constexpr std::uint32_t kSmemPoison = 0xDEADBEEFu;
+
+/// [raw_box]
+// Poisons `dump_bytes` of shared memory `shift_bytes` past a 1024-byte boundary, loads one box
+// there with TMA, and copies those bytes out raw, swizzle and all, with the buffer's two addresses.
+__global__ void raw_box_kernel(const __grid_constant__ CUtensorMap map, std::int32_t x, std::int32_t y,
+                               int shift_bytes, std::uint32_t tx_bytes, int dump_bytes, std::uint32_t* gmem_dump,
+                               unsigned long long* gmem_addresses) {
   extern __shared__ unsigned char smem_raw[];
-  __shared__ std::uint64_t full_bar;
+  __shared__ alignas(8) std::uint64_t full_bar;
   const auto raw_addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   unsigned char* smem_box = smem_raw + (1024 - raw_addr % 1024) % 1024 + shift_bytes;
-  const cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
-  if (threadIdx.x / 32 == 0) {
-    cg::invoke_one(warp, [&] {
-      ptx::mbarrier_init(&full_bar, 1);                                // the issuer's arrival completes the phase
-      ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to the TMA unit
-    });
+  auto* smem_words = reinterpret_cast<std::uint32_t*>(smem_box);
+  for (int i = threadIdx.x; i < dump_bytes / 4; i += blockDim.x) smem_words[i] = kSmemPoison;
+  const bool is_leader = course::elect_tma_leader();
+  if (is_leader) {
+    ptx::mbarrier_init(&full_bar, 1);                                // the leader's arrival completes the phase
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to the TMA unit
   }
-  __syncthreads();  // initialised before anyone waits
-  if (threadIdx.x / 32 == 0) {
-    cg::invoke_one(warp, [&] {
-      const std::int32_t coords[2] = {0, 0};
-      ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar, tx_bytes);
-      ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_box, &map, coords, &full_bar);
-      gmem_addresses[0] = __cvta_generic_to_shared(smem_box);            // shared-window address
-      gmem_addresses[1] = reinterpret_cast<std::uintptr_t>(smem_box);    // generic address (the guide's formula)
-    });
+  ptx::fence_proxy_async(ptx::space_shared);  // the poison is written before the TMA unit writes the box
+  __syncthreads();                            // every thread's poison and the barrier are in place
+  if (is_leader) {
+    const std::int32_t coords[2] = {x, y};
+    // The phase's one arrival, plus the box's bytes.
+    (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar, tx_bytes);
+    ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_box, &map, coords, &full_bar);
+    gmem_addresses[0] = __cvta_generic_to_shared(smem_box);          // shared-window address
+    gmem_addresses[1] = reinterpret_cast<std::uintptr_t>(smem_box);  // generic address (the guide's formula)
   }
-  course::bounded_wait_parity(&full_bar, 0, {"full", -1, 0});  // the box landed
-  for (int i = threadIdx.x; i < box_bytes / kChunkBytes; i += blockDim.x) {
-    gmem_raw[i] = reinterpret_cast<const uint4*>(smem_box)[i];
-  }
+  course::bounded_wait_parity(&full_bar, 0, {"full", 0, 0});  // the box landed
+  for (int i = threadIdx.x; i < dump_bytes / 4; i += blockDim.x) gmem_dump[i] = smem_words[i];
 }
-/// [raw_layout]
+/// [raw_box]
 
-// One probe: a box of `rows` rows whose inner dimension fills the swizzle span (128 bytes without
-// one). Chunk j of row r holds {r, j, tag, ~(r * 64 + j)}, so every landed chunk names itself.
-struct LayoutProbe {
-  explicit LayoutProbe(Swizzle mode)
-      : mode(mode), row_bytes(mode == Swizzle::none ? kRowBytes : span_bytes(mode)), rows(2048 / row_bytes),
-        gmem_box(rows * row_bytes / sizeof(std::uint32_t)), gmem_raw(2048 / kChunkBytes), gmem_addresses(2) {
-    std::vector<std::uint32_t> box(gmem_box.size());
-    for (int r = 0; r < rows; ++r) {
-      for (int j = 0; j < row_bytes / kChunkBytes; ++j) {
-        std::uint32_t* chunk = &box[(r * row_bytes + j * kChunkBytes) / 4];
-        chunk[0] = r, chunk[1] = j, chunk[2] = 0x5A000000u + static_cast<int>(mode), chunk[3] = ~(r * 64u + j);
-      }
+// A 32 x 64 matrix of uint32 whose every element names its own position; boxes start at column
+// 8 (32 bytes in) and row 5 of it.
+class BoxProbe {
+ public:
+  static constexpr int kRows = 32, kCols = 64, kX = 8, kY = 5;
+  static constexpr int kDumpBytes = 4096;  // more than any footprint here (17 rows x 128 bytes)
+  static constexpr int kMaxShift = 896;
+  static std::uint32_t value(int row, int col) { return 0x40000000u | static_cast<std::uint32_t>(row) << 12 | col; }
+
+  BoxProbe() : gmem_matrix_(kRows * kCols), gmem_dump_(kDumpBytes / 4), gmem_addresses_(2) {
+    std::vector<std::uint32_t> matrix(kRows * kCols);
+    for (int r = 0; r < kRows; ++r) {
+      for (int c = 0; c < kCols; ++c) matrix[r * kCols + c] = value(r, c);
     }
-    gmem_box.upload(box.data());
-    map = encode_tiled(matrix_map(CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, gmem_box.data(), rows, row_bytes / 4, rows,
-                                  row_bytes / 4, mode));
+    gmem_matrix_.upload(matrix.data());
   }
-  void launch(int shift_bytes, std::uint32_t tx_bytes) const {
-    constexpr int kBoxBytes = 2048, kSmemBytes = kBoxBytes + 1024 + 896;  // box, alignment slack, largest shift
-    raw_layout_kernel<<<1, 128, kSmemBytes>>>(map, kBoxBytes, shift_bytes, tx_bytes, gmem_raw.data(),
-                                              gmem_addresses.data());
+  course::TensorMapRequest request(Swizzle mode, int inner_bytes, int rows) const {
+    constexpr CUtensorMapDataType kWord = CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    return matrix_request(kWord, gmem_matrix_.data(), kRows, kCols, rows, inner_bytes / 4, mode);
+  }
+  void launch(const CUtensorMap& map, int shift_bytes, std::uint32_t tx_bytes) const {
+    raw_box_kernel<<<1, 128, kDumpBytes + 1024 + kMaxShift>>>(map, kX, kY, shift_bytes, tx_bytes, kDumpBytes,
+                                                              gmem_dump_.data(), gmem_addresses_.data());
     COURSE_CHECK_LAUNCH();
   }
-  // The first chunk whose place disagrees with swizzled_byte(), or "" when all 128 agree.
-  std::string check(int shift_bytes) {
-    gmem_raw.fill_bytes(course::kPoisonByte);
-    launch(shift_bytes, 2048);
+  // Loads the box `shift_bytes` past a 1024-byte boundary; "" when every element landed where
+  // box_smem_byte() says and nothing past box_smem_bytes() was written, else the first disagreement.
+  std::string check(Swizzle mode, int inner_bytes, int rows, int shift_bytes, bool compare_addresses = false) {
+    launch(course::encode_tiled(request(mode, inner_bytes, rows)), shift_bytes, inner_bytes * rows);
     COURSE_CHECK(cudaDeviceSynchronize());
-    std::vector<uint4> raw(gmem_raw.size());
-    gmem_raw.download(raw.data());
+    std::vector<std::uint32_t> dump(kDumpBytes / 4);
+    gmem_dump_.download(dump.data());
     unsigned long long addresses[2];
-    COURSE_CHECK(cudaMemcpy(addresses, gmem_addresses.data(), sizeof addresses, cudaMemcpyDeviceToHost));
+    COURSE_CHECK(cudaMemcpy(addresses, gmem_addresses_.data(), sizeof addresses, cudaMemcpyDeviceToHost));
     const int offset = swizzle_offset(mode, static_cast<std::uint32_t>(addresses[0]));
-    const std::string where = std::string(swizzle_name(mode)) + ", buffer at shared address " +
+    const std::string where = std::string(swizzle_name(mode)) + ", " + std::to_string(rows) + " rows x " +
+                              std::to_string(inner_bytes) + " bytes at shared address " +
                               std::to_string(addresses[0]) + " (offset " + std::to_string(offset) + ")";
-    if ((addresses[0] / kRowBytes) % 8 != (addresses[1] / kRowBytes) % 8) {
+    if (compare_addresses && (addresses[0] / kRowBytes) % 8 != (addresses[1] / kRowBytes) % 8) {
       return where + ": the guide's formula on the generic address gives another offset";
     }
-    for (std::size_t p = 0; p < raw.size(); ++p) {
-      const uint4 c = raw[p];
-      if (c.z != 0x5A000000u + static_cast<unsigned>(mode) || c.w != ~(c.x * 64u + c.y)) {
-        return where + ": chunk at byte " + std::to_string(p * kChunkBytes) + " holds no landed chunk";
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < inner_bytes / 4; ++c) {
+        const std::uint32_t at = box_smem_byte(mode, inner_bytes, r, 4 * c, offset);
+        if (dump[at / 4] == value(kY + r, kX + c)) continue;
+        const auto found = std::find(dump.begin(), dump.end(), value(kY + r, kX + c));
+        return where + ": element (" + std::to_string(r) + ", " + std::to_string(c) + ") is at byte " +
+               (found == dump.end() ? std::string("(nowhere)") : std::to_string(4 * (found - dump.begin()))) +
+               ", the model says " + std::to_string(at) + " (rows packed at " + std::to_string(inner_bytes) +
+               " bytes would give " + std::to_string(swizzled_byte(mode, r * inner_bytes + 4 * c, offset)) + ")";
       }
-      const std::uint32_t logical = c.x * row_bytes + c.y * kChunkBytes;
-      if (swizzled_byte(mode, logical, offset) != p * kChunkBytes) {
-        return where + ": row " + std::to_string(c.x) + " chunk " + std::to_string(c.y) + " landed at byte " +
-               std::to_string(p * kChunkBytes) + ", the function says " +
-               std::to_string(swizzled_byte(mode, logical, offset));
-      }
+    }
+    for (std::size_t w = box_smem_bytes(mode, inner_bytes, rows) / 4; w < dump.size(); ++w) {
+      if (dump[w] != kSmemPoison) return where + ": byte " + std::to_string(4 * w) + " past the footprint was written";
     }
     return "";
   }
-  Swizzle mode;
-  int row_bytes, rows;
-  course::DeviceBuffer<std::uint32_t> gmem_box;
-  course::DeviceBuffer<uint4> gmem_raw;
-  course::DeviceBuffer<unsigned long long> gmem_addresses;
-  CUtensorMap map{};
+
+ private:
+  course::DeviceBuffer<std::uint32_t> gmem_matrix_;
+  course::DeviceBuffer<std::uint32_t> gmem_dump_;
+  course::DeviceBuffer<unsigned long long> gmem_addresses_;
 };
 
-class Sm90_SwizzleOracle : public course::GpuTest {
+class Sm90_SwizzleBoxes : public course::GpuTest {
  protected:
-  Sm90_SwizzleOracle() : GpuTest(chapter_info().requirement) {}
+  Sm90_SwizzleBoxes() : GpuTest(chapter_info().requirement) {}
 };
 
-TEST_F(Sm90_SwizzleOracle, TmaPutsEveryChunkWhereTheFunctionSays) {
+// Full-width boxes (a whole span per row, 128 bytes without a swizzle) at every 128-byte shift
+// from a 1024-byte boundary: the offset formula, on the shared and on the generic address.
+TEST_F(Sm90_SwizzleBoxes, FullWidthBoxesAtEveryOffsetLandWhereTheFunctionSays) {
+  BoxProbe probe;
   for (Swizzle mode : kAllSwizzles) {
-    LayoutProbe probe(mode);
-    for (int shift = 0; shift < 1024; shift += kRowBytes) EXPECT_EQ(probe.check(shift), "") << "shift " << shift;
+    const int inner_bytes = mode == Swizzle::none ? kRowBytes : span_bytes(mode);
+    for (int shift = 0; shift <= BoxProbe::kMaxShift; shift += kRowBytes) {
+      EXPECT_EQ(probe.check(mode, inner_bytes, 16, shift, true), "") << "shift " << shift;
+    }
   }
+}
+
+// Every box of the sweep the rule check accepts (it must accept every one the model calls
+// legal), at offsets 0 and 3: every element where box_smem_byte() says, nothing written past
+// box_smem_bytes().
+TEST_F(Sm90_SwizzleBoxes, EveryLegalBoxLandsWhereTheModelSays) {
+  BoxProbe probe;
+  int checked = 0;
+  for (const BoxCase& c : box_sweep()) {
+    const std::optional<std::string> broken =
+        course::broken_tensor_map_rule(probe.request(c.mode, c.inner_bytes, c.rows));
+    if (c.legal) {
+      ASSERT_FALSE(broken) << describe(c) << ": " << *broken;
+    }
+    if (broken) continue;  // refused before the driver sees it: no layout to check
+    for (int shift : {0, 384}) {
+      EXPECT_EQ(probe.check(c.mode, c.inner_bytes, c.rows, shift), "") << describe(c) << ", shift " << shift;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2 * 4 * (2 + 4 + 8 + 8));
 }
 
 class Sm90_BoundedWait : public course::GpuTest {
@@ -635,42 +766,30 @@ class Sm90_BoundedWait : public course::GpuTest {
 // A broken expect_tx: the barrier waits for 16 bytes more than the box brings, so the phase never
 // completes. The bounded wait must name the barrier instead of hanging.
 TEST_F(Sm90_BoundedWait, WrongTransactionCountIsDiagnosed) {
-  LayoutProbe probe(Swizzle::b128);
-  COURSE_EXPECT_DIAGNOSED_HANG(probe.launch(0, 2048 + 16), "bounded wait: gave up .*barrier 'full'", 30.0);
+  BoxProbe probe;
+  const CUtensorMap map = course::encode_tiled(probe.request(Swizzle::b128, kRowBytes, 16));
+  COURSE_EXPECT_DIAGNOSED_HANG(probe.launch(map, 0, 16 * kRowBytes + 16), "bounded wait: gave up .*barrier 'full'",
+                               30.0);
 }
 
-// ---- On the GPU: every variant --------------------------------------------------------------
+// ---- On the GPU: every lesson variant and every lab row --------------------------------------
 
 class Sm90_Swizzle : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
  protected:
   Sm90_Swizzle() : GpuTest(chapter_info().requirement) {}
-  course::Comparison verify_matrix(int rows, int cols) {
+  void expect_correct(int rows, int cols) {
     Problem problem(rows, cols);
-    return verify(GetParam(), problem);
+    const course::Comparison result = verify(GetParam(), problem);
+    EXPECT_TRUE(result.ok()) << rows << " x " << cols << ": " << result.summary() << '\n' << result.first;
   }
 };
 
-TEST_P(Sm90_Swizzle, OneSlab) {
-  const course::Comparison result = verify_matrix(kSlabRows, kSlabCols);
-  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
-}
-
-// 96 x 160: the last slab row and column hang over the edge. Their loads find zeros outside the
-// matrix and their stores are clipped there; nothing outside the output may change.
-TEST_P(Sm90_Swizzle, SlabsHangingOverTheEdge) {
-  const course::Comparison result = verify_matrix(kSlabRows + kTileDim, kSlabCols + kTileDim);
-  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;  // the guard bands included
-}
-
-TEST_P(Sm90_Swizzle, ManyMoreSlabsThanResidentBlocks) {
-  const course::Comparison result = verify_matrix(2048, 2048);
-  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
-}
-
-TEST_P(Sm90_Swizzle, Rectangle) {
-  const course::Comparison result = verify_matrix(256, 96);
-  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
-}
+TEST_P(Sm90_Swizzle, OneSlab) { expect_correct(kSlabRows, kSlabCols); }
+// The last slab row and column hang over the edge: their loads find zeros outside the matrix and
+// their stores are clipped there; nothing outside the output may change (guard bands included).
+TEST_P(Sm90_Swizzle, SlabsHangingOverTheEdge) { expect_correct(kSlabRows + kTileDim, kSlabCols + kTileDim); }
+TEST_P(Sm90_Swizzle, ManyMoreSlabsThanResidentBlocks) { expect_correct(2048, 2048); }  // 512 slabs
+TEST_P(Sm90_Swizzle, Rectangle) { expect_correct(256, 96); }
 
 TEST_P(Sm90_Swizzle, PoisonedOutputIsFullyOverwrittenTwice) {
   Problem problem(256, 256);
@@ -682,6 +801,33 @@ TEST_P(Sm90_Swizzle, PoisonedOutputIsFullyOverwrittenTwice) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, Sm90_Swizzle, ::testing::ValuesIn(kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+class Sm90_SwizzleLab : public course::GpuTest, public ::testing::WithParamInterface<lab::Variant> {
+ protected:
+  Sm90_SwizzleLab() : GpuTest(lab::chapter_info().requirement) {}
+  void expect_correct(int rows, int cols) {
+    lab::Problem problem(rows, cols);
+    const course::Comparison result = lab::verify(GetParam(), problem);
+    EXPECT_TRUE(result.ok()) << rows << " x " << cols << ": " << result.summary() << '\n' << result.first;
+  }
+};
+
+TEST_P(Sm90_SwizzleLab, OneSlab) { expect_correct(kSlabRows, kSlabCols); }
+TEST_P(Sm90_SwizzleLab, SlabsHangingOverTheEdge) { expect_correct(kSlabRows + kTileDim, kSlabCols + kTileDim); }
+TEST_P(Sm90_SwizzleLab, ManyMoreSlabsThanResidentBlocks) { expect_correct(2048, 2048); }
+TEST_P(Sm90_SwizzleLab, Rectangle) { expect_correct(256, 96); }
+
+TEST_P(Sm90_SwizzleLab, PoisonedOutputIsFullyOverwrittenTwice) {
+  lab::Problem problem(256, 256);
+  for (int run = 0; run < 2; ++run) {
+    const course::Comparison result = lab::verify(GetParam(), problem);
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+    ASSERT_EQ(result.untouched, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, Sm90_SwizzleLab, ::testing::ValuesIn(lab::kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
