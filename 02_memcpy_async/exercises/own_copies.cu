@@ -1,0 +1,123 @@
+// Exercise 02.3 (GPU, compute capability 8.0+): wait for the copies with the pipeline primitives.
+//
+// The same four-warp halo stencil as exercise 02.2 (thread t computes output t from window slots
+// t..t+16 of a 144-float window), its copies issued with __pipeline_memcpy_async: one float each,
+// every thread its centre float, the first 8 threads the left halo and the last 8 the right halo.
+// Nothing waits for them yet: each thread computes as soon as it has issued its copies.
+// Your task (TODO): make the whole window visible to every thread before it computes, with the
+// primitives alone (no barrier object). The test prints the first wrong output and how many of
+// the slots it summed had not landed.
+// The window holds a marker, kNotLanded, before each tile's copies, and the test plays the worst
+// order a GPU may choose (see below): a kernel that computes before the window has landed reads
+// the marker every time, not now and then.
+// Needs: compute capability 8.0+ (LDGSTS); on other GPUs the test is skipped.
+// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R own_copies)
+#include <cuda/atomic>
+#include <cuda_pipeline.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "course/check.hpp"
+
+namespace exercise {
+
+constexpr int kWarps = 4;
+constexpr int kBlockThreads = 32 * kWarps;
+constexpr int kHalo = 8;                                  // neighbours on each side of a tile
+constexpr int kTileElems = kBlockThreads;                 // one output per thread
+constexpr int kWindowElems = kHalo + kTileElems + kHalo;  // slot k holds window element k
+constexpr unsigned kMaxBlocks = 132;
+constexpr float kNotLanded = 1048576.0f;  // 2^20: what the window holds before a copy lands
+
+// out[i] = in[i - 8] + ... + in[i + 8]; the padded input starts 8 elements before tile 0.
+__device__ inline float stencil_point(const float* smem_window, int t) {
+  float sum = 0;
+  for (int k = 0; k <= 2 * kHalo; ++k) sum += smem_window[t + k];
+  return sum;
+}
+
+// Which window slots thread t fills (slot k from window element k).
+struct WindowCopies {
+  int count;
+  int slot[2];
+};
+__device__ inline WindowCopies window_copies(int t) {
+  if (t < kHalo) return {2, {t, kHalo + t}};                            // left halo and centre
+  if (t >= kTileElems - kHalo) return {2, {kHalo + t, 2 * kHalo + t}};  // centre and right halo
+  return {1, {kHalo + t, 0}};
+}
+
+// ---- The worst order (the test's scaffolding; leave it as it is) ------------------------------
+
+// Every warp but the first is held back before its copies, for at most kHoldNs, until the warp
+// before it has computed the tile. A correct kernel computes nothing before every copy has
+// landed, so there the hold only runs out and costs time; a kernel that computes too early makes
+// the warp before read slots that still hold kNotLanded, every time.
+constexpr unsigned long long kHoldNs = 1000000;  // 1 ms
+
+struct WarpProgress {
+  int computed[kWarps];  // the last of this block's tiles (0, 1, ...) each warp computed; -1 before
+};
+
+__device__ inline unsigned long long now_ns() {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+__device__ inline void hold_before_copies(WarpProgress& progress, int it) {
+  const int warp = threadIdx.x / 32;
+  if (warp > 0 && threadIdx.x % 32 == 0) {
+    cuda::atomic_ref<int, cuda::thread_scope_block> before(progress.computed[warp - 1]);
+    const unsigned long long start = now_ns();
+    while (before.load(cuda::std::memory_order_acquire) < it && now_ns() - start < kHoldNs) {
+    }
+  }
+  __syncwarp();
+}
+
+__device__ inline void record_computed(WarpProgress& progress, int it) {
+  __syncwarp();
+  if (threadIdx.x % 32 == 0) {
+    cuda::atomic_ref<int, cuda::thread_scope_block>(progress.computed[threadIdx.x / 32])
+        .store(it, cuda::std::memory_order_release);
+  }
+}
+
+// ---- The kernel ---------------------------------------------------------------------------------
+
+__global__ void __launch_bounds__(kBlockThreads)
+    own_copies_kernel(const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
+  __shared__ float smem_window[kWindowElems];
+  __shared__ WarpProgress progress;
+  if (threadIdx.x < kWarps) progress.computed[threadIdx.x] = -1;
+
+  int it = 0;
+  for (std::size_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++it) {
+    for (int i = threadIdx.x; i < kWindowElems; i += blockDim.x) smem_window[i] = kNotLanded;
+    __syncthreads();  // the marker (and the first time the progress) is in place before any copy
+    hold_before_copies(progress, it);
+
+    const float* gmem_window = gmem_padded + tile * kTileElems;
+    const WindowCopies copies = window_copies(threadIdx.x);
+    for (int c = 0; c < copies.count; ++c) {
+      __pipeline_memcpy_async(smem_window + copies.slot[c], gmem_window + copies.slot[c], sizeof(float));
+    }
+    // TODO: every slot of the window has landed, for every thread, before it computes.
+
+    gmem_out[tile * kTileElems + threadIdx.x] = stencil_point(smem_window, threadIdx.x);
+    record_computed(progress, it);
+    __syncthreads();  // the window is no longer read when the next tile's marker overwrites it
+  }
+}
+
+// One block per tile, at most max_blocks (kMaxBlocks if 0).
+inline void launch_own_copies(const float* gmem_padded, float* gmem_out, std::size_t num_tiles, unsigned max_blocks) {
+  const std::size_t limit = max_blocks == 0 ? kMaxBlocks : max_blocks;
+  const unsigned grid = static_cast<unsigned>(num_tiles < limit ? num_tiles : limit);
+  own_copies_kernel<<<grid, kBlockThreads>>>(gmem_padded, gmem_out, num_tiles);
+  COURSE_CHECK_LAUNCH();
+}
+
+}  // namespace exercise
