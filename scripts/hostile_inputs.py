@@ -73,7 +73,7 @@ def program_rows(programs):
     rows.append(Row("output", [pick(2, lessons), "--size=abc", "--format=json"], 2, r"--size", parse="json",
                     note="stdout stays parseable JSON with the status and reason"))
     rows.append(Row("output", [pick(3, lessons), "--variant=nope", "--format=csv"], 2, r"variant", parse="csv",
-                    note="stdout stays parseable CSV with the status and reason"))
+                    note="stdout stays CSV: the header, then the status and reason as comment lines"))
     # One size that breaks each chapter's rule (1000 bytes: no whole batch, tile, row or message),
     # on the chapter's main lesson (the manifest lists it first).
     seen = set()
@@ -84,7 +84,7 @@ def program_rows(programs):
     for i, path in enumerate([pick(0, lessons), pick(5, lessons), pick(11, lessons)]):
         rows.append(Row("no usable GPU", [path], 77, r"SKIPPED|skipped", env=NO_GPU, machine=True))
     rows.append(Row("no usable GPU", [pick(6, lessons), "--format=csv"], 77, r"skipped", env=NO_GPU, parse="csv",
-                    machine=True, note="CSV on stdout with status skipped and the reason"))
+                    machine=True, note="CSV on stdout: the header, then status skipped and the reason as comment lines"))
     rows.append(Row("no usable GPU", [pick(8, lessons), "--format=json"], 77, r"skipped", env=NO_GPU, parse="json",
                     machine=True, note="JSON on stdout with status skipped and the reason"))
     return rows
@@ -142,6 +142,8 @@ def shown_argv(row, build):
         if i == 0:
             arg = os.path.relpath(arg, build) if os.path.isabs(arg) and arg.startswith(str(build)) else arg
             arg = os.path.relpath(arg, ROOT) if os.path.isabs(arg) else ("build/" + arg if arg != "cmake" else arg)
+        elif arg.startswith(str(ROOT) + "/"):
+            arg = arg[len(str(ROOT)) + 1:]  # the checkout's files by their path in it
         if len(arg) > 60:
             arg = arg[:24] + f"...({len(arg)} characters)"
         parts.append(shlex.quote(arg))
@@ -182,9 +184,11 @@ def judge(row, code, out, err):
         except ValueError as error:
             problems.append(f"stdout is not JSON ({error})")
     elif row.parse == "csv":
+        # The header, then any rows; the outcome rides along as comment lines ("# status=...").
         rows = [r for r in csv.reader(io.StringIO(out)) if r and not r[0].startswith("#")]
-        if not rows or not any("status" in cell for cell in rows[0]):
-            problems.append("stdout is not CSV with a status column")
+        status = [line for line in out.splitlines() if line.startswith("# status=")]
+        if not rows or rows[0][:2] != ["chapter", "variant"] or len(status) != 1:
+            problems.append("stdout is not CSV (a header, then '# status=...' and '# reason=...' lines)")
     if len(text) > 4000:
         problems.append(f"{len(text)} characters of output: a value was echoed whole")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
