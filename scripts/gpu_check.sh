@@ -9,6 +9,8 @@
 #   --steps=LIST     comma-separated subset of tests,bench,sanitizer,ncu,exercises (default: all)
 #   --arch=LIST      COURSE_CUDA_ARCHITECTURES for the build, e.g. 90-real (default: the
 #                    project's default list); a check run on one GPU needs only its own
+#   --tools=LIST     comma-separated subset of memcheck,racecheck,synccheck,initcheck for the
+#                    sanitizer step (default: all four)
 #   --sanitizer-runs=N  runs each sanitizer N times per program (default 3); a program whose
 #                    result differs between runs fails the step
 #   --repeat=N       after the tests step, runs every GPU test up to N times more (step "repeat",
@@ -31,14 +33,19 @@
 # listed but is not a failure.
 set -uo pipefail
 
-usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--sanitizer-runs=N] [--repeat=N]" >&2; exit 2; }
+usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--tools=LIST] [--sanitizer-runs=N] [--repeat=N]" >&2; exit 2; }
 outdir="" quick=0 only_chapters="" only_steps="tests,bench,sanitizer,ncu,exercises" arch="" sanitizer_runs=3 repeat=0
+only_tools="memcheck,racecheck,synccheck,initcheck"
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --chapters=*) only_chapters=${arg#--chapters=} ;;
     --steps=*) only_steps=${arg#--steps=} ;;
     --arch=*) arch=${arg#--arch=} ;;
+    --tools=*) only_tools=${arg#--tools=}
+      for t in ${only_tools//,/ }; do
+        [[ $t =~ ^(memcheck|racecheck|synccheck|initcheck)$ ]] || { echo "--tools: '$t' is not one of memcheck, racecheck, synccheck, initcheck" >&2; exit 2; }
+      done ;;
     --sanitizer-runs=*) sanitizer_runs=${arg#--sanitizer-runs=}
       [[ $sanitizer_runs =~ ^[1-9][0-9]?$ ]] || { echo "--sanitizer-runs takes a whole number from 1 to 99" >&2; exit 2; } ;;
     --repeat=*) repeat=${arg#--repeat=}
@@ -59,7 +66,7 @@ cd "$root" || exit 2
 build="build-gpu"
 run_timeout=600                  # seconds, per program run
 tool_wait_ms=120000              # bounded device waits under compute-sanitizer and ncu (course/wait_limit.hpp)
-tools=(memcheck racecheck synccheck initcheck)
+read -r -a tools <<<"${only_tools//,/ }"
 
 steps=()
 declare -A status note
