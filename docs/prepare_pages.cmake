@@ -85,7 +85,15 @@ foreach(index RANGE ${last})
   # A link to a file of the chapter or of the shared library: its page on the site (a chapter's
   # file under Examples, a library file's source).
   string(REGEX REPLACE "\\]\\(([A-Za-z0-9_]+)\\.(cu|cuh|hpp|cpp)\\)" "](\\1_8\\2-example.html)" body "${body}")
-  string(REGEX REPLACE "\\]\\(\\.\\./common/course/([A-Za-z0-9_]+)\\.(cuh|hpp)\\)" "](\\1_8\\2_source.html)" body "${body}")
+  # (Doxygen doubles the underscores of a file's name in the name of its source page.)
+  string(REGEX MATCHALL "\\(\\.\\./common/course/[A-Za-z0-9_]+\\.(cuh|hpp)\\)" library_links "${body}")
+  list(REMOVE_DUPLICATES library_links)
+  foreach(link IN LISTS library_links)
+    string(REGEX REPLACE "^\\(\\.\\./common/course/([A-Za-z0-9_]+)\\.(cuh|hpp)\\)$" "\\1" stem "${link}")
+    string(REGEX REPLACE "^.*\\.(cuh|hpp)\\)$" "\\1" extension "${link}")
+    string(REPLACE "_" "__" stem "${stem}")
+    string(REPLACE "]${link}" "](${stem}_8${extension}_source.html)" body "${body}")
+  endforeach()
   # The exercises are files to edit in the checkout, not pages of the site: their links keep
   # only their text (the file's name).
   string(REGEX REPLACE "\\[([^]\n]*)\\]\\((exercises/[^)\n]*)\\)" "\\1" body "${body}")

@@ -147,7 +147,7 @@ def shown_argv(row, build):
         if len(arg) > 60:
             arg = arg[:24] + f"...({len(arg)} characters)"
         parts.append(shlex.quote(arg))
-    env = " ".join(f"{k}={shlex.quote(v) if v else chr(39) * 2}" for k, v in row.env.items())
+    env = " ".join(f"{k}={shlex.quote(v) if v else str()}" for k, v in row.env.items())
     redirect = f" > {row.stdout_to}" if row.stdout_to else ""
     return (env + " " if env else "") + " ".join(parts) + redirect
 
@@ -206,24 +206,25 @@ def markdown(results, build):
         "run by `scripts/hostile_inputs.py` (CTest test `hostile_inputs`), which fails when a row gives",
         "another exit code or no message naming the rule, and when this page differs from what the rows",
         "answered. Exit codes: 0 pass, 1 fail, 2 bad input, 77 skipped (the GPU lacks a feature).",
-        "Rows marked *machine* were recorded on a machine without a usable GPU; the reason differs",
+        "Rows marked (machine) were recorded on a machine without a usable GPU; the reason differs",
         "between machines, the exit code does not.",
-        "",
-        "| # | topic | input | exit | message |",
-        "| ---: | --- | --- | ---: | --- |",
     ]
+    topic = None
     for i, (row, code, message) in enumerate(results, 1):
+        if row.topic != topic:  # one table per topic
+            topic = row.topic
+            out += ["", f"## {topic[0].upper() + topic[1:]}", "", "| # | input | exit | message |", "| ---: | --- | ---: | --- |"]
         cell = message.replace("|", "\\|").replace("`", "'")
         note = f" ({row.note})" if row.note else ""
-        machine = " *machine*" if row.machine else ""
-        out.append(f"| {i} | {row.topic}{machine} | `{shown_argv(row, build)}`{note} | {code} | {cell} |")
+        machine = " (machine)" if row.machine else ""
+        out.append(f"| {i}{machine} | `{shown_argv(row, build)}`{note} | {code} | {cell} |")
     out.append("")
     return "\n".join(out)
 
 
 def comparable(text):
     """The page without the messages of machine-dependent rows."""
-    return "\n".join(re.sub(r"\|[^|]*\|\s*$", "|", line) if "*machine*" in line else line for line in text.splitlines())
+    return "\n".join(re.sub(r"\|[^|]*\|\s*$", "|", line) if "(machine) |" in line else line for line in text.splitlines())
 
 
 def main():
