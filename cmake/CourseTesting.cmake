@@ -22,9 +22,10 @@ set(COURSE_TEST_TIMEOUT 120 CACHE STRING "Timeout of each test, in seconds")
 # suite's instantiation prefix, Variants/Sm80_..., is allowed):
 #   Host*  CPU-only tests (label host)
 #   Sm*    GPU tests, named after the requirement, e.g. Sm80_MemcpyAsync (label gpu)
-# LABELS adds further labels (the chapter) to every test of the calling directory.
+# LABELS adds further labels (the chapter) to every test of the calling directory; PREFIX starts
+# the name of every test (an exercise's tests are NN_topic.exercises.<name>.<Suite>.<Test>).
 function(course_add_gtest target)
-  cmake_parse_arguments(ARG "" "" "LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PREFIX" "LABELS" ${ARGN})
   get_target_property(sources ${target} SOURCES)
   get_target_property(source_dir ${target} SOURCE_DIR)
   foreach(source IN LISTS sources)
@@ -38,10 +39,12 @@ function(course_add_gtest target)
   # test gets one label here (host or gpu); further labels apply to the whole directory.
   set_property(DIRECTORY APPEND PROPERTY LABELS ${ARG_LABELS})
   gtest_discover_tests(${target}
+    TEST_PREFIX "${ARG_PREFIX}"
     TEST_FILTER "Host*:*/Host*"
     DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS host TIMEOUT ${COURSE_TEST_TIMEOUT})
   gtest_discover_tests(${target}
+    TEST_PREFIX "${ARG_PREFIX}"
     TEST_FILTER "Sm*:*/Sm*"
     DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS gpu TIMEOUT ${COURSE_TEST_TIMEOUT})
