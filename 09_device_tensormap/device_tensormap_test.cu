@@ -518,15 +518,10 @@ TEST_F(HostCodegen, NoCopyGoesThroughLdgsts) {
 // (UTMACCTL.IV) on the map's address before the UTMALDG/UTMASTG that use it, and the release
 // copy a warp of 4-byte strong atomic exchanges at the release's scope (ATOMG.E.EXCH.STRONG.GPU);
 // the barrier operations are SYNCS instructions.
-const char* machine_arch() {  // cuobjdump names arch-specific machine code sm_90a; older ones file it under sm_90
-  static const char* const arch = course::own_sass("sm_90a") ? "sm_90a" : "sm_90";
-  return arch;
-}
-
 TEST_F(HostCodegen, MachineCodeUsesTheTmaUnitAndItsDescriptorCache) {
-  COURSE_SASS_OR_SKIP(sass, machine_arch());
+  COURSE_SASS_OR_SKIP(sass, course::sm90a_sass_name());
   const std::string consumer = course::sass_kernel_body(sass, "consume_device_maps_kernel");
-  ASSERT_FALSE(consumer.empty()) << "no consume_device_maps_kernel in the " << machine_arch() << " machine code";
+  ASSERT_FALSE(consumer.empty()) << "no consume_device_maps_kernel in the " << course::sm90a_sass_name() << " machine code";
   for (const char* op : {"UTMALDG", "UTMASTG", "SYNCS", "UTMACCTL.IV"}) {
     EXPECT_GT(course::count_matches(consumer, op), 0) << op;
   }

@@ -682,16 +682,11 @@ TEST_F(HostCodegen, NoCopyGoesThroughLdgsts) {
 // A tensor load is UTMALDG, with .MULTICAST when it has a ctaMask; the parity waits are
 // SYNCS.PHASECHK, the remote arrivals SYNCS.ARRIVE.TRANS64.RED, cluster.sync() UCGABAR_ARV and
 // UCGABAR_WAIT, and elect.sync ELECT.
-const char* machine_arch() {  // cuobjdump names arch-specific machine code sm_90a; older ones file it under sm_90
-  static const char* const arch = course::own_sass("sm_90a") ? "sm_90a" : "sm_90";
-  return arch;
-}
-
 TEST_F(HostCodegen, MachineCodeLoadsThroughTheTmaUnitAndMeetsAtClusterBarriers) {
-  COURSE_SASS_OR_SKIP(sass, machine_arch());
+  COURSE_SASS_OR_SKIP(sass, course::sm90a_sass_name());
   for (const CompiledKernel& k : kKernels) {
     const std::string body = course::sass_kernel_body(sass, k.mangled);
-    ASSERT_FALSE(body.empty()) << "no kernel " << k.mangled << " in the " << machine_arch() << " machine code";
+    ASSERT_FALSE(body.empty()) << "no kernel " << k.mangled << " in the " << course::sm90a_sass_name() << " machine code";
     for (const char* op : {R"(UTMALDG)", R"(SYNCS\.PHASECHK)", R"(SYNCS\.ARRIVE\.TRANS64\.RED)", R"(UCGABAR_ARV)",
                            R"(UCGABAR_WAIT)", R"(ELECT)"}) {
       EXPECT_GE(course::count_matches(body, op), 1) << k.mangled << ": " << op;

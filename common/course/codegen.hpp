@@ -118,6 +118,15 @@ inline std::optional<std::string> own_sass(const std::string& sm) {
   return text;
 }
 
+/// The name under which cuobjdump files this executable's machine code for compute capability 9.0
+/// built as `sm_90a` (architecture-specific features, e.g. multicast, `setmaxnreg`): "sm_90a"
+/// where cuobjdump lists it so, "sm_90" for cuobjdump releases that file it under the plain name.
+/// Asked once per process (each question runs cuobjdump over the executable).
+inline const char* sm90a_sass_name() {
+  static const char* const name = own_sass("sm_90a") ? "sm_90a" : "sm_90";
+  return name;
+}
+
 /// The SASS of the first kernel whose (mangled) name contains @p name_part: from its
 /// `Function :` line up to the next one (or the end); "" when there is none.
 inline std::string sass_kernel_body(const std::string& sass, const std::string& name_part) {
