@@ -15,7 +15,7 @@
 // API: cuda::memcpy_async  https://nvidia.github.io/cccl/libcudacxx/extended_api/asynchronous_operations/memcpy_async.html
 //      cooperative_groups::memcpy_async / wait
 //        https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
-//      __pipeline_memcpy_async  https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#pipeline-primitives-interface
+//      __pipeline_memcpy_async  https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/device-callable-apis.html
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>
 #include <cuda/barrier>

@@ -19,7 +19,7 @@
 //      cuda::barrier        https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/barrier.html
 //      cooperative_groups::memcpy_async / wait
 //        https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
-//      __pipeline_memcpy_async  https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#pipeline-primitives-interface
+//      __pipeline_memcpy_async  https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/device-callable-apis.html
 //      PTX cp.async  https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>

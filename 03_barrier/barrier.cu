@@ -17,7 +17,7 @@
 //      ptx/instructions/ mbarrier_init.html, mbarrier_test_wait.html, cp_async_mbarrier_arrive.html,
 //      fence.html (fence.proxy.async). PTX mbarrier and proxies:
 //        https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier
-//      __mbarrier_inval  https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#memory-barrier-primitives-interface
+//      __mbarrier_inval  https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/device-callable-apis.html#memory-barrier-primitives-interface
 #include <cooperative_groups.h>
 #include <cuda/barrier>
 #include <cuda/ptx>

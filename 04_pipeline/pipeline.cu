@@ -16,7 +16,7 @@
 //      cooperative_groups::wait_prior
 //        https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
 //      __pipeline_commit / __pipeline_wait_prior
-//        https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#pipeline-primitives-interface
+//        https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/device-callable-apis.html
 //      PTX cp.async.commit_group / wait_group / cp.async.mbarrier.arrive
 //        https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async
 #include <cooperative_groups.h>
