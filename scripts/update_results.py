@@ -13,8 +13,28 @@ program: `<!-- results:begin <program> -->` and `<!-- results:end <program> -->`
 Chapters whose README has no markers are left untouched. For a chapter with ncu_metrics.txt it
 also reads RESULTS_DIR/ncu_<chapter>_<n>.log (the n-th run that file lists) and replaces the
 lines between `<!-- ncu:begin -->` and `<!-- ncu:end -->` with one row per run and one column
-per metric (summed over the kernels a run profiled). --check writes nothing and exits 1
-if any README would change. --root is the repository (default: the one holding this script).
+per metric (summed over the kernels a run profiled).
+
+Numbers in a page's prose come from the same run, through inline value markers: an HTML comment
+directly followed by the number it stands for,
+
+    the ring reaches <!-- value:tma_1d:in_order_4_stages:ratio -->0.99 × `cudaMemcpy`
+
+is the ratio of the row `in_order_4_stages` of the program `tma_1d`. PROGRAM is a program of the
+page's chapter (LESSONS or LAB of its CMakeLists.txt: the lesson, a further lesson, the lab),
+VARIANT one of that report's rows (cudaMemcpy_d2d is the baseline), FIELD one of ratio, gbps and
+median_ms, written as the results table writes them. The script replaces the number after each
+marker. Both GitHub and Doxygen hide the comment; Doxygen drops the white space after a comment,
+which is why the number follows the marker and no closing comment follows the number. A marker
+that names a program outside the chapter, a variant its report lacks, an unknown field, or that
+is not directly followed by a number, or a malformed `<!-- value` comment, is an error naming the
+page, its line and the marker: the page is not written and the exit status is 1. Markers of a
+program with no report in RESULTS_DIR (a chapter not run, a program that skipped) keep their
+numbers, as its table does.
+
+--check writes nothing and exits 1 if any README (a table or an inline value) or chart would
+change, naming each stale inline value. --root is the repository (default: the one holding this
+script).
 """
 import argparse
 import csv
@@ -28,6 +48,19 @@ NCU_BEGIN, NCU_END = "<!-- ncu:begin -->", "<!-- ncu:end -->"
 NCU_METRIC = re.compile(r"^\s+([a-z0-9_]+(?:__[a-z0-9_]+)+\.[a-z_.]+)\s+(?:(\S+)\s+)?([\d,]+(?:\.\d+)?)\s*$")
 HEADER = ["chapter", "variant", "size_bytes", "passed", "median_ms", "gbps", "ratio_to_memcpy"]
 BASELINE = "cudaMemcpy_d2d"
+# How the results table writes each measured column; an inline value is written the same way.
+FORMATS = {"gbps": "{:.1f}", "ratio_to_memcpy": "{:.2f}", "median_ms": "{:.3f}"}
+# An inline value: the marker and the number directly after it (see the docstring).
+VALUE = re.compile(r"<!-- value:([A-Za-z0-9_]+):([A-Za-z0-9_]+):([A-Za-z0-9_]+) -->(\d+(?:\.\d+)?)?")
+VALUE_START = re.compile(r"<!--\s*/?\s*value\b")  # anything that looks like a marker, well formed or not
+# The field a marker names, and the column of the report it comes from.
+FIELDS = {"ratio": "ratio_to_memcpy", "gbps": "gbps", "median_ms": "median_ms"}
+CMAKE_KEYWORDS = ("LESSONS", "LAB", "MIN_ARCH", "PTX_ARCHS", "LIBRARIES")
+
+
+def formatted(row, column):
+    """A measured column of a report row, as the results table and the inline values write it."""
+    return FORMATS[column].format(float(row[column]))
 
 
 def human_size(num_bytes):
@@ -84,14 +117,75 @@ def results_block(device, iters, rows):
     lines = ["| variant | GB/s | × cudaMemcpy D2D | median ms |", "| --- | ---: | ---: | ---: |"]
     for row in rows:
         name = "cudaMemcpy D2D (baseline)" if row["variant"] == BASELINE else f"`{row['variant']}`"
-        lines.append(f"| {name} | {float(row['gbps']):.1f} | {float(row['ratio_to_memcpy']):.2f} | "
-                     f"{float(row['median_ms']):.3f} |")
+        lines.append(f"| {name} | {formatted(row, 'gbps')} | {formatted(row, 'ratio_to_memcpy')} | "
+                     f"{formatted(row, 'median_ms')} |")
     sizes = ", ".join(dict.fromkeys(human_size(int(row["size_bytes"])) for row in rows))
     runs = f", median of {iters} runs" if iters else ""
     lines += ["", f"Measured on {device or 'an unrecorded device'}, size {sizes}{runs}; GB/s counts bytes read "
               "plus bytes written. Regenerate with `scripts/update_results.py <dir>` after "
               "`scripts/gpu_check.sh <dir>`."]
     return lines
+
+
+def chapter_programs(folder):
+    """The programs of a chapter, its main lesson first: LESSONS and LAB of its CMakeLists.txt."""
+    cmake = folder / "CMakeLists.txt"
+    if not cmake.is_file():
+        return []
+    text = re.sub(r"#[^\n]*", "", cmake.read_text())
+    call = re.search(r"\bcourse_add_chapter\s*\((.*?)\)", text, re.S)
+    programs, keyword = [], None
+    for token in call.group(1).split() if call else []:
+        if token in CMAKE_KEYWORDS:
+            keyword = token
+        elif keyword in ("LESSONS", "LAB"):
+            programs.append(token)
+    return programs
+
+
+def fill_values(text, page, programs, rows_of):
+    """Writes the measured number after every inline value marker of a page.
+
+    programs: every program of the chapter; rows_of: {program: {variant: row}} for those measured
+    in this run (the others keep their numbers). Returns (new text, errors, changes, kept): an
+    error, a change (a stale number) and a kept marker are one line each, naming page and line."""
+    errors, changes, kept, out = [], [], [], []
+    for number, line in enumerate(text.split("\n"), 1):
+        where = f"{page}:{number}"
+        wellformed = {match.start() for match in VALUE.finditer(line)}
+        for start in (match.start() for match in VALUE_START.finditer(line)):
+            if start not in wellformed:
+                end = line.find("-->", start)
+                comment = line[start:end + 3] if end >= 0 else line[start:]
+                errors.append(f"{where}: {comment}: not a value marker; write <!-- value:PROGRAM:VARIANT:FIELD --> "
+                              "directly followed by the number")
+
+        def substitute(match):
+            program, variant, field, old = match.groups()
+            marker = match.group(0)[: len(match.group(0)) - len(old or "")]
+            problem = None
+            if field not in FIELDS:
+                problem = f"unknown field '{field}' (one of {', '.join(FIELDS)})"
+            elif program not in programs:
+                problem = f"'{program}' is not a program of this chapter (its programs: {', '.join(sorted(programs)) or 'none'})"
+            elif program in rows_of and variant not in rows_of[program]:
+                problem = (f"the report of {program} has no variant '{variant}' "
+                           f"(its variants: {', '.join(rows_of[program])})")
+            elif old is None:
+                problem = "the marker is not directly followed by a number"
+            if problem:
+                errors.append(f"{where}: {marker}: {problem}")
+                return match.group(0)
+            if program not in rows_of:
+                kept.append(f"{where}: {marker}{old}")
+                return match.group(0)
+            value = formatted(rows_of[program][variant], FIELDS[field])
+            if value != old:
+                changes.append(f"{where}: {marker} says {old}, the run gives {value}")
+            return marker + value
+
+        out.append(VALUE.sub(substitute, line))
+    return "\n".join(out), errors, changes, kept
 
 
 def ncu_runs(metrics_file):
@@ -191,9 +285,12 @@ def replace_block(text, block, begin_marker=BEGIN, end_marker=END):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="Write bench results into the chapter READMEs.")
+    parser = argparse.ArgumentParser(description="Write bench results into the chapter READMEs: the results "
+                                     "tables, the ncu tables, the charts and the inline values of the prose "
+                                     "(<!-- value:PROGRAM:VARIANT:FIELD -->NUMBER, FIELD one of "
+                                     f"{', '.join(FIELDS)}).")
     parser.add_argument("results_dir", type=Path, help="the OUTDIR of scripts/gpu_check.sh")
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a README would change")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a README (a table or an inline value) or a chart would change")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
                         help="repository root (default: %(default)s)")
     args = parser.parse_args()
@@ -205,58 +302,85 @@ def main():
     problems, stale = 0, []
     bars_of = {}      # chapter -> [(label, ratio, kind)]: the chapter's chart
     device_of = {}
+    reports_of = {}   # chapter folder -> [(program, or "" for its lesson; report)]
     for report in reports:
-        chapter, _, program = report.stem[len("bench_"):].partition(".")
-        readme = args.root / chapter / "README.md"
-        begin, end = (f"<!-- results:begin {program} -->", f"<!-- results:end {program} -->") if program else (BEGIN, END)
-        if program:
-            chapter = f"{chapter} ({program})"
-        try:
-            device, iters, rows = read_report(report)
-        except Skipped as reason:
-            print(f"{chapter}: skipped on the measuring machine ({reason}); README.md left untouched")
-            continue
-        except ValueError as error:
-            print(f"{chapter}: not updated: {report.name}: {error}", file=sys.stderr)
-            problems += 1
-            continue
-        folder = report.stem[len("bench_"):].partition(".")[0]
-        device_of[folder] = device
-        for row in rows:
-            if row["variant"] == BASELINE:
-                continue
-            kind = "library" if "cublas" in row["variant"] else ("lab" if program.endswith("_lab") else "lesson")
-            label = (f"{program}: " if program and not program.endswith("_lab") else "") + row["variant"]
-            bars_of.setdefault(folder, []).append((label, float(row["ratio_to_memcpy"]), kind))
-        if not readme.is_file():
-            print(f"{chapter}: no README.md at {readme}; skipped")
-            continue
-        old = readme.read_text()
-        new = replace_block(old, results_block(device, iters, rows), begin, end)
-        metrics_file = args.root / chapter / "ncu_metrics.txt"
-        if new is not None and not program and metrics_file.is_file():
-            runs = ncu_runs(metrics_file)
+        folder, _, program = report.stem[len("bench_"):].partition(".")
+        reports_of.setdefault(folder, []).append((program, report))
+    # Every chapter page is read: its inline values are checked (and kept) even when the run left it out.
+    pages = {path.parent.name for path in args.root.glob("[0-9][0-9]_*/README.md")}
+    for folder in sorted(set(reports_of) | pages):
+        readme = args.root / folder / "README.md"
+        programs = chapter_programs(args.root / folder)
+        old = readme.read_text() if readme.is_file() else None
+        measured, rows_of = [], {}  # [(program, device, iters, rows)] of the reports read; {program: {variant: row}}
+        for program, report in reports_of.get(folder, []):
+            chapter = f"{folder} ({program})" if program else folder
             try:
-                logs = [read_ncu_log(args.results_dir / f"ncu_{chapter}_{n}.log") for n in range(1, len(runs) + 1)]
-            except (OSError, ValueError) as error:
-                print(f"{chapter}: ncu table not updated: {error}", file=sys.stderr)
+                device, iters, rows = read_report(report)
+            except Skipped as reason:
+                print(f"{chapter}: skipped on the measuring machine ({reason}); its table and values left untouched")
+                continue
+            except ValueError as error:
+                print(f"{chapter}: not updated: {report.name}: {error}", file=sys.stderr)
                 problems += 1
-            else:
-                with_ncu = replace_block(new, ncu_block(runs, logs), NCU_BEGIN, NCU_END)
-                if with_ncu is None:
-                    print(f"{chapter}: README.md has no '{NCU_BEGIN}' ... '{NCU_END}' lines; ncu table not written")
+                continue
+            measured.append((program, device, iters, rows))
+            rows_of[program or (programs[0] if programs else rows[0]["chapter"])] = {row["variant"]: row for row in rows}
+            device_of[folder] = device
+            for row in rows:
+                if row["variant"] == BASELINE:
+                    continue
+                kind = "library" if "cublas" in row["variant"] else ("lab" if program.endswith("_lab") else "lesson")
+                label = (f"{program}: " if program and not program.endswith("_lab") else "") + row["variant"]
+                bars_of.setdefault(folder, []).append((label, float(row["ratio_to_memcpy"]), kind))
+        if old is None:
+            if measured:
+                print(f"{folder}: no README.md at {readme}; skipped")
+            continue
+        # The values first, so that an error names the line of the page as it is.
+        new, errors, changes, kept = fill_values(old, f"{folder}/README.md", set(programs) | set(rows_of), rows_of)
+        for error in errors:
+            print(error, file=sys.stderr)
+        if errors:
+            print(f"{folder}: README.md not written: {len(errors)} bad value marker(s)", file=sys.stderr)
+            problems += len(errors)
+            continue
+        tables = 0
+        for program, device, iters, rows in measured:
+            chapter = f"{folder} ({program})" if program else folder
+            begin, end = (f"<!-- results:begin {program} -->", f"<!-- results:end {program} -->") if program else (BEGIN, END)
+            replaced = replace_block(new, results_block(device, iters, rows), begin, end)
+            if replaced is None:
+                print(f"{chapter}: README.md has no '{begin}' ... '{end}' lines; table not written")
+                continue
+            new, tables = replaced, tables + 1
+            metrics_file = args.root / folder / "ncu_metrics.txt"
+            if not program and metrics_file.is_file():
+                runs = ncu_runs(metrics_file)
+                try:
+                    logs = [read_ncu_log(args.results_dir / f"ncu_{folder}_{n}.log") for n in range(1, len(runs) + 1)]
+                except (OSError, ValueError) as error:
+                    print(f"{chapter}: ncu table not updated: {error}", file=sys.stderr)
+                    problems += 1
                 else:
-                    new = with_ncu
-        if new is None:
-            print(f"{chapter}: README.md has no '{begin}' ... '{end}' lines; left untouched")
-        elif new == old:
-            print(f"{chapter}: README.md already up to date")
+                    with_ncu = replace_block(new, ncu_block(runs, logs), NCU_BEGIN, NCU_END)
+                    if with_ncu is None:
+                        print(f"{chapter}: README.md has no '{NCU_BEGIN}' ... '{NCU_END}' lines; ncu table not written")
+                    else:
+                        new = with_ncu
+        if kept and folder in reports_of:
+            print(f"{folder}: {len(kept)} inline value(s) of programs without a report left as they are")
+        if new == old:
+            if folder in reports_of:
+                print(f"{folder}: README.md already up to date")
         elif args.check:
-            print(f"{chapter}: README.md would change")
-            stale.append(chapter)
+            print(f"{folder}: README.md would change")
+            for change in changes:
+                print(f"  {change}")
+            stale.append(folder)
         else:
             readme.write_text(new)
-            print(f"{chapter}: README.md updated ({len(rows) - 1} variants and the baseline)")
+            print(f"{folder}: README.md updated ({tables} table(s), {len(changes)} inline value(s) changed)")
     # Charts: one per chapter (every variant of lesson and lab), one for the course (each chapter's
     # best variant, and cuBLAS where a chapter measures it), from the same reports.
     overview = []

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Tests of scripts/update_results.py on a made-up chapter (CTest: scripts.update_results).
+
+    scripts/update_results_test.py [-v]
+
+Each test lays out a repository with one chapter, 01_demo (lesson `demo`, lab `demo_lab`), whose
+page has a results table per program and inline values in its prose, and a results folder with
+one report per program; it runs the script on them and looks at the page and the exit status.
+"""
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent / "update_results.py"
+HEADER = "chapter,variant,size_bytes,passed,median_ms,gbps,ratio_to_memcpy\n"
+DEVICE = "# Demo GPU (compute capability 9.0)\n# iters=20\n"
+LESSON_ROWS = ("demo,fast,1073741824,1,0.7512,2858.37,0.9876\n"
+               "demo,slow,1073741824,1,1.5,1431.66,0.4946\n"
+               "demo,cudaMemcpy_d2d,1073741824,1,0.7419,2894.2,1\n")
+LAB_ROWS = ("demo_lab,fast_s1,1073741824,1,1.2,1789.6,0.6183\n"
+            "demo_lab,cudaMemcpy_d2d,1073741824,1,0.7419,2894.2,1\n")
+CMAKE = "# The lesson and the lab.\ncourse_add_chapter(\n  LESSONS   demo\n  LAB       demo_lab\n  MIN_ARCH  90)\n"
+
+
+def page(prose):
+    return ("# 01 demo\n\n<!-- results:begin -->\n<!-- results:end -->\n\n" + prose +
+            "\n\n<!-- results:begin demo_lab -->\n<!-- results:end demo_lab -->\n")
+
+
+class UpdateResults(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name) / "repo"
+        self.results = Path(self.tmp.name) / "out"
+        (self.root / "01_demo").mkdir(parents=True)
+        self.results.mkdir()
+        (self.root / "01_demo" / "CMakeLists.txt").write_text(CMAKE)
+        (self.results / "bench_01_demo.csv").write_text(DEVICE + HEADER + LESSON_ROWS + "# status=passed\n")
+        (self.results / "bench_01_demo.demo_lab.csv").write_text(DEVICE + HEADER + LAB_ROWS + "# status=passed\n")
+        self.readme = self.root / "01_demo" / "README.md"
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_script(self, *extra):
+        return subprocess.run([sys.executable, str(SCRIPT), str(self.results), "--root", str(self.root), *extra],
+                              capture_output=True, text=True)
+
+    def test_values_are_written_as_the_table_writes_them(self):
+        self.readme.write_text(page(
+            "The fast copy reaches <!-- value:demo:fast:ratio -->0.50 × `cudaMemcpy`\n"
+            "(<!-- value:demo:fast:gbps -->1.0 GB/s, <!-- value:demo:fast:median_ms -->9.999 ms), the\n"
+            "baseline <!-- value:demo:cudaMemcpy_d2d:gbps -->1.0 GB/s, one stage of the lab\n"
+            "<!-- value:demo_lab:fast_s1:ratio -->0.01."))
+        result = self.run_script()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = self.readme.read_text()
+        self.assertIn("reaches <!-- value:demo:fast:ratio -->0.99 × `cudaMemcpy`", text)
+        self.assertIn("(<!-- value:demo:fast:gbps -->2858.4 GB/s, <!-- value:demo:fast:median_ms -->0.751 ms)", text)
+        self.assertIn("baseline <!-- value:demo:cudaMemcpy_d2d:gbps -->2894.2 GB/s", text)
+        self.assertIn("<!-- value:demo_lab:fast_s1:ratio -->0.62.", text)
+        # The table of the same run prints the same numbers.
+        self.assertIn("| `fast` | 2858.4 | 0.99 | 0.751 |", text)
+        self.assertIn("| `fast_s1` | 1789.6 | 0.62 | 1.200 |", text)
+        # Written once, the page is current: --check passes and a second run changes nothing.
+        self.assertEqual(self.run_script("--check").returncode, 0)
+        self.assertEqual(self.run_script().returncode, 0)
+        self.assertEqual(self.readme.read_text(), text)
+
+    def test_check_names_a_stale_value_and_writes_nothing(self):
+        self.readme.write_text(page("Slow: <!-- value:demo:slow:ratio -->0.49."))
+        self.assertEqual(self.run_script().returncode, 0)  # tables, value and charts current
+        text = self.readme.read_text().replace("-->0.49.", "-->0.51.")
+        self.readme.write_text(text)
+        result = self.run_script("--check")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("<!-- value:demo:slow:ratio --> says 0.51, the run gives 0.49", result.stdout)
+        self.assertEqual(self.readme.read_text(), text)
+
+    def assert_refused(self, prose, *expected):
+        self.readme.write_text(page(prose))
+        before = self.readme.read_text()
+        result = self.run_script()
+        self.assertNotEqual(result.returncode, 0, result.stdout)
+        self.assertIn("01_demo/README.md:6: ", result.stderr)  # the prose line
+        for text in expected:
+            self.assertIn(text, result.stderr)
+        self.assertEqual(self.readme.read_text(), before, "a page with a bad marker must not be written")
+
+    def test_an_unknown_variant_is_an_error(self):
+        self.assert_refused("It reaches <!-- value:demo:fastest:ratio -->0.99 here.",
+                            "<!-- value:demo:fastest:ratio -->", "no variant 'fastest'")
+
+    def test_an_unknown_program_is_an_error(self):
+        self.assert_refused("It reaches <!-- value:other_lab:fast:ratio -->0.99 here.",
+                            "<!-- value:other_lab:fast:ratio -->", "'other_lab' is not a program of this chapter")
+
+    def test_an_unknown_field_is_an_error(self):
+        self.assert_refused("It reaches <!-- value:demo:fast:percent -->99 here.", "unknown field 'percent'")
+
+    def test_a_marker_without_its_number_is_an_error(self):
+        self.assert_refused("It reaches <!-- value:demo:fast:ratio --> 0.99 here.", "not directly followed by a number")
+
+    def test_a_malformed_marker_is_an_error(self):
+        self.assert_refused("It reaches <!-- value: demo:fast:ratio -->0.99 here.", "not a value marker")
+
+    def test_values_of_a_program_without_a_report_are_kept(self):
+        (self.results / "bench_01_demo.demo_lab.csv").write_text(
+            HEADER + "# status=skipped\n# reason=needs a demo GPU\n")
+        self.readme.write_text(page("Lab: <!-- value:demo_lab:fast_s1:ratio -->0.01, lesson "
+                                    "<!-- value:demo:fast:ratio -->0.50."))
+        result = self.run_script()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("Lab: <!-- value:demo_lab:fast_s1:ratio -->0.01, lesson <!-- value:demo:fast:ratio -->0.99.",
+                      self.readme.read_text())
+
+
+if __name__ == "__main__":
+    unittest.main()
