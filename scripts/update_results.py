@@ -27,7 +27,8 @@ median_ms, written as the results table writes them. The script replaces the num
 marker. Both GitHub and Doxygen hide the comment; Doxygen drops the white space after a comment,
 which is why the number follows the marker and no closing comment follows the number. A marker
 that names a program outside the chapter, a variant its report lacks, an unknown field, or that
-is not directly followed by a number, or a malformed `<!-- value` comment, is an error naming the
+is not directly followed by a number, or that starts a line (Markdown would take the line for an
+HTML block), or a malformed `<!-- value` comment, is an error naming the
 page, its line and the marker: the page is not written and the exit status is 1. Markers of a
 program with no report in RESULTS_DIR (a chapter not run, a program that skipped) keep their
 numbers, as its table does.
@@ -154,6 +155,9 @@ def fill_values(text, page, programs, rows_of):
         where = f"{page}:{number}"
         wellformed = {match.start() for match in VALUE.finditer(line)}
         for start in (match.start() for match in VALUE_START.finditer(line)):
+            if not line[:start].strip():
+                errors.append(f"{where}: a line starts with a value marker, which Markdown takes for the start of an "
+                              "HTML block: put a word of the sentence before it on the same line")
             if start not in wellformed:
                 end = line.find("-->", start)
                 comment = line[start:end + 3] if end >= 0 else line[start:]

@@ -52,15 +52,15 @@ class UpdateResults(unittest.TestCase):
         self.readme.write_text(page(
             "The fast copy reaches <!-- value:demo:fast:ratio -->0.50 × `cudaMemcpy`\n"
             "(<!-- value:demo:fast:gbps -->1.0 GB/s, <!-- value:demo:fast:median_ms -->9.999 ms), the\n"
-            "baseline <!-- value:demo:cudaMemcpy_d2d:gbps -->1.0 GB/s, one stage of the lab\n"
-            "<!-- value:demo_lab:fast_s1:ratio -->0.01."))
+            "baseline <!-- value:demo:cudaMemcpy_d2d:gbps -->1.0 GB/s, one stage of the\n"
+            "lab <!-- value:demo_lab:fast_s1:ratio -->0.01."))
         result = self.run_script()
         self.assertEqual(result.returncode, 0, result.stderr)
         text = self.readme.read_text()
         self.assertIn("reaches <!-- value:demo:fast:ratio -->0.99 × `cudaMemcpy`", text)
         self.assertIn("(<!-- value:demo:fast:gbps -->2858.4 GB/s, <!-- value:demo:fast:median_ms -->0.751 ms)", text)
         self.assertIn("baseline <!-- value:demo:cudaMemcpy_d2d:gbps -->2894.2 GB/s", text)
-        self.assertIn("<!-- value:demo_lab:fast_s1:ratio -->0.62.", text)
+        self.assertIn("lab <!-- value:demo_lab:fast_s1:ratio -->0.62.", text)
         # The table of the same run prints the same numbers.
         self.assertIn("| `fast` | 2858.4 | 0.99 | 0.751 |", text)
         self.assertIn("| `fast_s1` | 1789.6 | 0.62 | 1.200 |", text)
@@ -79,12 +79,12 @@ class UpdateResults(unittest.TestCase):
         self.assertIn("<!-- value:demo:slow:ratio --> says 0.51, the run gives 0.49", result.stdout)
         self.assertEqual(self.readme.read_text(), text)
 
-    def assert_refused(self, prose, *expected):
+    def assert_refused(self, prose, *expected, line=6):
         self.readme.write_text(page(prose))
         before = self.readme.read_text()
         result = self.run_script()
         self.assertNotEqual(result.returncode, 0, result.stdout)
-        self.assertIn("01_demo/README.md:6: ", result.stderr)  # the prose line
+        self.assertIn(f"01_demo/README.md:{line}: ", result.stderr)  # the line of the marker
         for text in expected:
             self.assertIn(text, result.stderr)
         self.assertEqual(self.readme.read_text(), before, "a page with a bad marker must not be written")
@@ -105,6 +105,9 @@ class UpdateResults(unittest.TestCase):
 
     def test_a_malformed_marker_is_an_error(self):
         self.assert_refused("It reaches <!-- value: demo:fast:ratio -->0.99 here.", "not a value marker")
+
+    def test_a_marker_at_the_start_of_a_line_is_an_error(self):
+        self.assert_refused("It reaches\n<!-- value:demo:fast:ratio -->0.99 here.", "starts with a value marker", line=7)
 
     def test_values_of_a_program_without_a_report_are_kept(self):
         (self.results / "bench_01_demo.demo_lab.csv").write_text(
