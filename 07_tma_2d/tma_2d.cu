@@ -4,10 +4,10 @@
 // through cudaGetDriverEntryPointByVersion, every argument and every rule it imposes, checked
 // before the driver sees it: tma_2d_model.hpp), how the kernel receives the map (a
 // const __grid_constant__ parameter), the guide's load-modify-store kernel, a persistent
-// four-stage TMA pipeline, and what a load does with a box that hangs over the matrix's edge
-// (zero fill, negative starts) and what a store does (clips) on rows padded to a 16-byte pitch.
-// The lab (tma_2d_lab.cu) passes the map in __constant__ and global memory, sweeps the stage
-// count, and takes the tiles in order.
+// four-stage TMA pipeline that takes its tiles in order from a counter (chapter 06), and what a
+// load does with a box that hangs over the matrix's edge (zero fill, negative starts) and what a
+// store does (clips) on rows padded to a 16-byte pitch. The lab (tma_2d_lab.cu) passes the map
+// in __constant__ and global memory, and sweeps the stage count with the tiles dealt instead.
 // What changed from 06: a copy takes (map, box coordinates), not (pointer, bytes); TMA does the 2D addressing.
 // Hardware: compute capability 9.0 (cp.async.bulk.tensor, mbarrier transaction counts).
 // Run: build/07_tma_2d/tma_2d [--bench] [--variant=NAME]; the lab: build/07_tma_2d/tma_2d_lab
@@ -128,51 +128,71 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 /// [grid_constant]
 
-// ---- The pipeline: kStages tiles in flight per block, persistent over the tiles ---------------
+// ---- The pipeline: kStages tiles in flight per block, tiles taken in order ------------------
 
 /// [pipeline_kernel]
+// TUTORIAL: which tile comes next. The usual persistent loop deals the tiles out in advance
+// (block b takes b, b + grid, b + 2 grid, ...): every thread can compute its tiles. But the blocks
+// drift apart as they run, so the tiles in flight at one moment spread over ever more of the
+// matrix, and DRAM and L2 serve scattered pieces instead of a stream. Here the leader takes the
+// next untaken tile from a counter in global memory each time it fills a stage (chapter 06,
+// "Taking tiles in order"): whatever the blocks' speeds, the tiles in flight stay one compact
+// window of neighbours (the same 32 rows, 1 KiB further on) sweeping through the matrix.
+// Only the leader knows which tile it took, so it records it per stage in stage_tile. Past the
+// last tile it still completes the stage's phase, with a plain arrival and no bytes: every
+// thread wakes up at that stage, reads "none left" and stops.
 __global__ void __launch_bounds__(kBlockThreads)
     pipeline_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
-                    TileGrid grid) {
+                    TileGrid grid, unsigned long long* next_tile) {
   // TUTORIAL: no "empty" barrier. A stage is free again when the TMA store of the tile it held
   // has read it, which only the thread that issued the store can wait for (wait_group_read).
   // So the leader refills stages itself, one tile late: after storing tile i it waits until at
-  // most one store (tile i's) is still reading, and loads tile i - 1 + kStages into the stage
-  // of tile i - 1. With one stage there is no earlier tile; it waits for tile i's own store.
+  // most one store (tile i's) is still reading, and refills the stage of tile i - 1 (load
+  // i - 1 + kStages). With one stage there is no earlier tile; it waits for tile i's own store.
   constexpr int kRefillLag = kStages > 1 ? 1 : 0;
+  // A stage's record is written after one iteration's block sync and read kStages - lag
+  // iterations later; the block sync of an iteration in between orders the two.
+  static_assert(kStages - kRefillLag >= 2, "a tile recorded per stage needs at least 3 stages");
   extern __shared__ unsigned char smem_raw[];  // the runtime promises 16-byte alignment only
   float* smem_tiles = reinterpret_cast<float*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kSmemAlign - 1) / kSmemAlign * kSmemAlign);  // [kStages][kTileElems]
-  __shared__ alignas(8) std::uint64_t full_bar[kStages];  // stage s holds a complete input tile
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];  // stage s holds a complete input tile, or the end
+  __shared__ int stage_tile[kStages];                      // the tile in stage s (>= num_tiles: none left)
   const bool is_leader = course::elect_tma_leader();
-  // Load number n of this block is its n-th tile, dealt: tile blockIdx.x + n * gridDim.x, which
-  // every thread can compute. It goes to stage n % kStages and is consumed by iteration n.
-  const auto dealt_tile = [&](int n) { return static_cast<int>(blockIdx.x) + n * static_cast<int>(gridDim.x); };
-  const auto load_nth = [&](int n) {  // leader only; past the last tile there is nothing to load
-    if (dealt_tile(n) < grid.num_tiles) {
-      load_tile(&in_map, grid, dealt_tile(n), smem_tiles + (n % kStages) * kTileElems, &full_bar[n % kStages]);
+  // Load number n of this block goes to stage n % kStages and is consumed by iteration n.
+  const auto take_and_load = [&](int n) {  // leader only
+    const int stage = n % kStages;
+    const int tile = static_cast<int>(atomicAdd(next_tile, 1ull));  // the next untaken tile of the grid
+    stage_tile[stage] = tile;
+    if (tile >= grid.num_tiles) {
+      // No bytes: the leader's arrival alone completes the phase, which then says "none left".
+      (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage]);
+      return;
     }
+    load_tile(&in_map, grid, tile, smem_tiles + stage * kTileElems, &full_bar[stage]);
   };
   if (is_leader) {
     for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // the leader's arrival
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // initialised barriers visible to TMA
-    for (int n = 0; n < kStages; ++n) load_nth(n);
+    for (int n = 0; n < kStages; ++n) take_and_load(n);
   }
-  __syncthreads();  // the barriers are initialised before anyone waits on them
+  __syncthreads();  // the barriers are initialised and the first tiles recorded before anyone waits
 
   course::StageCursor<kStages> cursor;
-  for (int i = 0; dealt_tile(i) < grid.num_tiles; ++i, cursor.advance()) {
+  for (int i = 0;; ++i, cursor.advance()) {
     float* smem_tile = smem_tiles + cursor.stage * kTileElems;
-    // The tile of this stage has landed (its phase of full_bar completed with the last byte).
+    // The stage's phase completed: its tile has landed (with the last byte), or the end was signalled.
     course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
+    const int tile = stage_tile[cursor.stage];
+    if (tile >= grid.num_tiles) break;  // the same answer in every thread; a block's tiles only increase
     modify_tile(smem_tile);
     ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared become visible to the async proxy
     __syncthreads();                            // all writes fenced before the store; nobody reads the stage after
     if (is_leader) {
-      store_tile(&out_map, grid, dealt_tile(i), smem_tile);
+      store_tile(&out_map, grid, tile, smem_tile);
       if (i >= kRefillLag) {
         ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kRefillLag>{});  // the store of tile i - lag has read its stage
-        load_nth(i - kRefillLag + kStages);                             // refill that stage
+        take_and_load(i - kRefillLag + kStages);                        // refill that stage
       }
     }
   }
@@ -214,9 +234,20 @@ using Launch = void (*)(const TileMaps& maps, const TileGrid& grid, unsigned max
 void launch_grid_constant(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks) {
   launch_resident(grid_constant_kernel, 0, grid, max_blocks, maps.in, maps.out, grid);
 }
+
+/// [launch_pipeline]
+// The pipeline's count of taken tiles. Zeroed before every launch, on the launch's stream; two
+// launches running at once would share it, and would each need their own.
+__device__ unsigned long long gmem_next_tile;
+
 void launch_pipeline(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  launch_resident(pipeline_kernel, kPipelineSmemBytes, grid, max_blocks, maps.in, maps.out, grid);
+  void* next_tile = nullptr;
+  COURSE_CHECK(cudaGetSymbolAddress(&next_tile, gmem_next_tile));  // the host names a __device__ variable by symbol
+  COURSE_CHECK(cudaMemsetAsync(next_tile, 0, sizeof(unsigned long long)));  // same stream: done before the kernel
+  launch_resident(pipeline_kernel, kPipelineSmemBytes, grid, max_blocks, maps.in, maps.out, grid,
+                  static_cast<unsigned long long*>(next_tile));
 }
+/// [launch_pipeline]
 
 struct Variant {
   const char* name;
@@ -228,7 +259,7 @@ struct Variant {
 const Variant kVariants[] = {
     {"grid_constant", "guide's kernel per tile, 1 stage; maps as const __grid_constant__ parameters",
      &launch_grid_constant},
-    {"pipeline", "persistent TMA pipeline, 4 stages of 32 KiB, tiles dealt to the blocks", &launch_pipeline},
+    {"pipeline", "persistent TMA pipeline, 4 stages of 32 KiB, tiles taken in order from a counter", &launch_pipeline},
     {"shifted", "the pipeline, out[r][c] = 2 in[r-3][c-4] on rows of pitch-3 floats: zero fill, clipped stores",
      &launch_pipeline, true, true},
 };
@@ -283,8 +314,8 @@ course::ChapterInfo chapter_info() {
   info.explanation =
       "A float matrix with 16384-float rows (--size sets the row count) is doubled tile by tile: TMA\n"
       "loads 32 x 256 boxes into shared memory and stores them back. The map reaches the kernel as a\n"
-      "__grid_constant__ parameter; a persistent pipeline keeps 4 tiles in flight per block; the\n"
-      "shifted variant uses padded rows and negative box starts.";
+      "__grid_constant__ parameter; a persistent pipeline keeps 4 tiles in flight per block, taking\n"
+      "them in order from a counter; the shifted variant uses padded rows and negative box starts.";
   info.requirement = {9, 0, false, "cp.async.bulk.tensor (TMA)"};
   info.verify_bytes = 64u << 20;
   info.bench_bytes = 1u << 30;

@@ -1,15 +1,14 @@
 // 07_tma_2d lab: where the map lives, how many tiles are in flight, which tiles a block takes,
 // and what padded rows cost.
 //
-// The lesson's variants run at about 0.93 to 0.95 x cudaMemcpy. Each row here changes one thing
-// against the lesson, and is verified bit for bit before it is timed:
+// Each row changes one thing against the lesson, and is verified bit for bit before it is timed:
 //   where the map lives: grid_constant (the lesson's kernel, for comparison), constant_memory
 //     (one copy per module, cudaMemcpyToSymbol), global_memory (a cudaMalloc buffer, read after a
 //     fence.proxy.tensormap acquire);
-//   how many tiles are in flight: pipeline_1stage .. pipeline_4stage, the lesson's pipeline with
-//     the stage count as a template parameter;
-//   which tiles a block takes: pipeline_in_order, four stages, each next tile taken from a counter
-//     in global memory (chapter 06) instead of dealt in advance;
+//   how many tiles are in flight, and which: pipeline_1stage .. pipeline_4stage, the lesson's
+//     pipeline with the stage count as a template parameter and the tiles dealt in advance (the
+//     guide's way: block b takes b, b + grid, ...); pipeline_in_order, the lesson's pipeline
+//     itself (four stages, tiles taken in order from a counter), in the same run;
 //   what the edge costs without the shift: padded_rows, the lesson's pipeline on rows of pitch - 3
 //     floats (the last box of every row of tiles hangs over the edge).
 // Hardware: compute capability 9.0, as the lesson.
@@ -49,10 +48,11 @@ __global__ void __launch_bounds__(kBlockThreads) global_memory_kernel(const CUte
 
 /// [ring_kernel]
 // The lesson's pipeline_kernel with the stage count and the source of the tiles as parameters.
-// kInOrder (pipeline_in_order): the leader takes each next tile from a counter in global memory
-// instead of the fixed deal, and records it for the stage (chapter 06, "Taking tiles in order").
-// Only the leader then knows when the tiles run out, so the end reaches the block through the
-// stage's barrier; the dealt rings end the same way, so that the rows differ in the tiles alone.
+// kInOrder = false (pipeline_1stage .. 4stage): the tiles are dealt, load n of block b is tile
+// b + n * gridDim.x, and the counter is not used. The end still reaches the block through the
+// stage's barrier, as in the lesson, so that dealt and in order differ in the tiles alone.
+// ring_kernel<4, true> is the lesson's kernel: the test TheInOrderRingIsTheLessonsPipeline
+// checks that they compile to the same instructions; the pipeline_in_order row runs the lesson's.
 template <int kStages, bool kInOrder>
 __global__ void __launch_bounds__(kBlockThreads)
     ring_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
@@ -65,19 +65,20 @@ __global__ void __launch_bounds__(kBlockThreads)
   extern __shared__ unsigned char smem_raw[];  // the runtime promises 16-byte alignment only
   float* smem_tiles = reinterpret_cast<float*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kSmemAlign - 1) / kSmemAlign * kSmemAlign);  // [kStages][kTileElems]
-  __shared__ alignas(8) std::uint64_t full_bar[kStages];  // stage s holds a complete input tile
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];  // stage s holds a complete input tile, or the end
   __shared__ int stage_tile[kStages];                      // in order: the tile in stage s (>= num_tiles: none)
   const bool is_leader = course::elect_tma_leader();
   // Load number n of this block goes to stage n % kStages, and is consumed by iteration n.
   // Dealt: it is tile blockIdx.x + n * gridDim.x, which every thread can compute. In order: the
-  // counter's next tile, which only the leader knows. With none left, a plain arrival completes
-  // the stage's phase so that the block sees the end.
+  // counter's next tile, which only the leader knows. Either way, with none left a plain arrival
+  // completes the stage's phase, and the block sees the end there.
   const auto dealt_tile = [&](int n) { return static_cast<int>(blockIdx.x) + n * static_cast<int>(gridDim.x); };
   const auto take_and_load = [&](int n) {  // leader only
     const int stage = n % kStages;
     const int tile = kInOrder ? static_cast<int>(atomicAdd(next_tile, 1ull)) : dealt_tile(n);
     if constexpr (kInOrder) stage_tile[stage] = tile;
     if (tile >= grid.num_tiles) {
+      // No bytes: the leader's arrival alone completes the phase, which then says "none left".
       (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage]);
       return;
     }
@@ -112,6 +113,11 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (is_leader) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});
 }
 /// [ring_kernel]
+
+// No row launches the in-order ring (pipeline_in_order runs the lesson's kernel itself): it is
+// compiled for the test that compares its instructions with the lesson's pipeline_kernel.
+template __global__ void ring_kernel<4, true>(const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,
+                                              TileGrid, unsigned long long*);
 
 // ---- Launchers and the table of rows ---------------------------------------------------------
 
@@ -152,22 +158,9 @@ constexpr std::size_t ring_smem_bytes() {
 }
 template <int kStages>
 void launch_ring(const PublishedMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  unsigned long long* no_counter = nullptr;
+  unsigned long long* no_counter = nullptr;  // dealt tiles: the kernel never reads a counter
   launch_resident(ring_kernel<kStages, false>, ring_smem_bytes<kStages>(), grid, max_blocks, maps.in, maps.out, grid,
                   no_counter);
-}
-
-// pipeline_in_order's counter of taken tiles: zeroed by a memset on the same stream before each
-// launch (two launches running at once would each need their own).
-__device__ unsigned long long gmem_next_tile;
-
-template <int kStages>
-void launch_ring_in_order(const PublishedMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  unsigned long long* counter = nullptr;
-  COURSE_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&counter), gmem_next_tile));
-  COURSE_CHECK(cudaMemsetAsync(counter, 0, sizeof(*counter)));
-  launch_resident(ring_kernel<kStages, true>, ring_smem_bytes<kStages>(), grid, max_blocks, maps.in, maps.out, grid,
-                  counter);
 }
 
 struct Variant {
@@ -181,12 +174,12 @@ const Variant kVariants[] = {
      &launch_lesson<&launch_grid_constant>},
     {"constant_memory", "the same, maps in __constant__ memory (cudaMemcpyToSymbol)", &launch_constant_memory},
     {"global_memory", "the same, maps in global memory + fence.proxy.tensormap acquire", &launch_global_memory},
-    {"pipeline_1stage", "persistent TMA pipeline, 1 stage of 32 KiB", &launch_ring<1>},
-    {"pipeline_2stage", "persistent TMA pipeline, 2 stages", &launch_ring<2>},
-    {"pipeline_3stage", "persistent TMA pipeline, 3 stages", &launch_ring<3>},
-    {"pipeline_4stage", "persistent TMA pipeline, 4 stages (the lesson's depth)", &launch_ring<4>},
-    {"pipeline_in_order", "4 stages; each next tile taken in order from a global counter (chapter 06)",
-     &launch_ring_in_order<4>},
+    {"pipeline_1stage", "persistent TMA pipeline, 1 stage of 32 KiB, tiles dealt to the blocks", &launch_ring<1>},
+    {"pipeline_2stage", "the same, 2 stages, tiles dealt", &launch_ring<2>},
+    {"pipeline_3stage", "the same, 3 stages, tiles dealt", &launch_ring<3>},
+    {"pipeline_4stage", "the same, 4 stages (the lesson's depth), tiles dealt", &launch_ring<4>},
+    {"pipeline_in_order", "the lesson's pipeline: 4 stages, tiles taken in order from a counter",
+     &launch_lesson<&launch_pipeline>},
     {"padded_rows", "the lesson's pipeline on rows of pitch-3 floats: edge boxes, clipped stores",
      &launch_lesson<&launch_pipeline>, true},
 };
@@ -230,11 +223,11 @@ void run(const course::Options& opts, course::Report& report) {
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info = ::chapter_info();  // the lesson's requirement, sizes and size rule
   info.program = "tma_2d_lab";
-  info.title = "07 tma_2d lab: map placement, stage sweep, tiles in order, padded rows";
+  info.title = "07 tma_2d lab: map placement, stage sweep, dealt tiles, padded rows";
   info.explanation =
       "The lesson's matrix (16384-float rows; --size sets the row count), doubled tile by tile with\n"
-      "one thing changed per row: the map in __constant__ or global memory, 1-4 stages in flight, the\n"
-      "tiles taken in order from a global counter, rows padded to the pitch.";
+      "one thing changed per row: the map in __constant__ or global memory, 1-4 stages in flight with\n"
+      "the tiles dealt instead of taken in order from the counter, rows padded to the pitch.";
   info.host_model = [](std::ostream& out) {
     out << kBlockThreads << " threads per block; pipelines of 1-4 stages, " << ring_smem_bytes<1>() / 1024 << " to "
         << ring_smem_bytes<4>() / 1024 << " KiB of shared memory per block\n";
