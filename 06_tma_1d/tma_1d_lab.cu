@@ -8,11 +8,17 @@
 //   the guide's ring, tiles dealt out in advance: prefetch_1_stage .. prefetch_4_stages;
 //   the same ring taking its tiles in order from a counter: in_order_2_stages, in_order_3_stages,
 //     and in_order_4_stages (the lesson's prefetch_in_order, for comparison).
+// --timeline=FILE runs in_order_4_stages once more with per-stage events recorded (issue, land,
+// consume, release of blocks 0-3) and writes them as CSV; scripts/draw_timelines.py draws them.
 // Hardware: compute capability 9.0, as the lesson.
-// Run: build/06_tma_1d/tma_1d_lab [--bench] [--variant=NAME] [--size=N]
+// Run: build/06_tma_1d/tma_1d_lab [--bench] [--variant=NAME] [--size=N] [--timeline=FILE]
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-tma-to-transfer-one-dimensional-arrays
 //        (4.11.2.1.1: the prefetch ring with tiles dealt out in advance)
 #include "tma_1d.cu"  // the lesson: the model, the device building blocks, launch_resident, Variant, Problem
+
+#include <stdexcept>
+
+#include "course/timeline.hpp"  // --timeline: the recorder and the CSV (measurement only)
 
 namespace lab {
 
@@ -213,6 +219,127 @@ void launch_in_order(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std:
                   kStageTileBytes, gmem_in, gmem_out, num_elems, static_cast<unsigned long long*>(counter));
 }
 
+// ---- Timeline: the in-order ring with its events recorded (--timeline=FILE) -----------------
+
+/// [recorded_in_order]
+// in_order_kernel line for line, plus the four recording points of course/timeline.hpp (blocks
+// 0-3, their first 16 tiles). The elected leader records them all: it issues every load, and
+// its .read wait in write_back_tile is what frees a stage. `fill` counts the block's tiles in
+// ring order: tile number `fill` sits in stage fill % kStages.
+template <int kStages, std::size_t kStageTileBytes>
+__global__ void __launch_bounds__(kBlockThreads)
+    recorded_in_order_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_bytes,
+                             unsigned long long* next_tile, course::timeline::Recorder recorder) {
+  using course::timeline::Kind;
+  using course::timeline::Role;
+  static_assert(kStages >= 2, "the tile index of a stage is ordered by the block sync of the next stage");
+  static_assert(is_legal_tile(kStageTileBytes), "a stage's tile: whole 16-byte units, at most 2^20 - 1 bytes");
+  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char* smem_tiles = smem;                                                    // [kStages][kStageTileBytes]
+  std::uint64_t* full_bar = reinterpret_cast<std::uint64_t*>(smem + kStages * kStageTileBytes);  // [kStages]
+  __shared__ unsigned long long stage_tile[kStages];  // which tile each stage holds (>= num_tiles: none left)
+  constexpr std::size_t kTileElemsPerStage = kStageTileBytes / sizeof(std::uint32_t);
+  const std::size_t num_tiles = num_tiles_of(num_bytes, kStageTileBytes);
+  const bool is_recorder = is_elected_leader();  // the same lane as every later election
+
+  auto take_and_load = [&](int stage, std::uint32_t fill) {
+    const unsigned long long tile = atomicAdd(next_tile, 1ull);
+    stage_tile[stage] = tile;
+    if (tile < num_tiles) {
+      recorder.record(Kind::issue, Role::producer, stage, fill);
+      const std::uint32_t bytes = tile_bytes_of(tile, num_bytes, kStageTileBytes);
+      (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage],
+                                           bytes);  // the only arrival, with the tile's bytes
+      ptx::cp_async_bulk(ptx::space_shared, ptx::space_global, smem_tiles + stage * kStageTileBytes,
+                         gmem_in + tile * kTileElemsPerStage, bytes, &full_bar[stage]);
+    } else {
+      (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                                 &full_bar[stage]);  // no bytes: completes the phase, which says "none left"
+    }
+  };
+
+  if (is_elected_leader()) {
+    for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], 1);  // one arrival per phase: the leader's
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);         // visible to the async proxy
+    for (int s = 0; s < kStages; ++s) take_and_load(s, s);                   // prime the ring
+  }
+  __syncthreads();  // barriers initialised, first tile indices written
+
+  std::uint32_t fill = 0;
+  for (course::StageCursor<kStages> cursor;; cursor.advance(), ++fill) {
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
+    const unsigned long long tile = stage_tile[cursor.stage];
+    if (tile >= num_tiles) break;  // the same answer in every thread
+    if (is_recorder) recorder.record(Kind::land, Role::consumer, cursor.stage, fill);
+    std::uint32_t* smem_tile = reinterpret_cast<std::uint32_t*>(smem_tiles + cursor.stage * kStageTileBytes);
+    const std::uint32_t bytes = tile_bytes_of(tile, num_bytes, kStageTileBytes);
+    modify_tile(smem_tile, bytes);
+    if (is_recorder) recorder.record(Kind::consume, Role::consumer, cursor.stage, fill);
+    write_back_tile(gmem_out + tile * kTileElemsPerStage, smem_tile, bytes);
+    if (is_elected_leader()) {
+      recorder.record(Kind::release, Role::consumer, cursor.stage, fill);  // the store has read the stage
+      take_and_load(cursor.stage, fill + kStages);                         // completes the stage's next phase
+    }
+  }
+}
+/// [recorded_in_order]
+
+constexpr const char* kTimelineVariant = "in_order_4_stages";  // the lesson's ring, as the lab names it
+constexpr std::size_t kTimelineBytes = 128u << 20;  // about 30 tiles per block on an H100: all blocks busy
+
+struct TimelineRun {
+  std::vector<course::timeline::Event> events;
+  course::Comparison result;  // the recorded run's output against the reference
+  unsigned grid = 0;
+};
+
+// One run of the 4 x 32 KiB in-order ring on `problem` with blocks 0 .. max_blocks - 1 recording
+// their first max_iterations tiles; poisoned, launched, synchronised and compared like every row.
+TimelineRun record_in_order_ring(Problem& problem, std::uint32_t max_blocks, std::uint32_t max_iterations) {
+  constexpr auto kernel = recorded_in_order_kernel<kStages, kStageBytes>;
+  course::timeline::Recording recording(max_blocks, max_iterations);
+  void* counter = nullptr;
+  COURSE_CHECK(cudaGetSymbolAddress(&counter, gmem_next_tile));
+  COURSE_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long)));  // ordered before the kernel
+  problem.gmem_out.poison();
+  launch_resident(kernel, kRingSmemBytes, kStageBytes, problem.gmem_in.data(), problem.gmem_out.data(),
+                  problem.num_elems, static_cast<unsigned long long*>(counter), recording.recorder());
+  COURSE_CHECK(cudaDeviceSynchronize());
+  TimelineRun run{recording.events(), problem.gmem_out.check(problem.expected)};
+  int device = 0, num_sms = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, kRingSmemBytes));
+  run.grid = static_cast<unsigned>(std::min<std::size_t>(std::size_t(num_sms) * blocks_per_sm,
+                                                         num_tiles_of(problem.num_elems * sizeof(std::uint32_t), kStageBytes)));
+  return run;
+}
+
+// --timeline=FILE: verified first (chapter_main), then recorded, checked again, and written.
+void write_timeline(const course::Options& opts, std::ostream& log) {
+  using namespace course::timeline;
+  Problem problem(opts.size_bytes / sizeof(std::uint32_t));
+  const TimelineRun run = record_in_order_ring(problem, kDefaultBlocks, kDefaultIterations);
+  if (!run.result.ok()) {
+    throw std::runtime_error("timeline: the recorded ring's output is wrong: " + run.result.summary() + "\n" +
+                             run.result.first);
+  }
+  Header header;
+  header.program = "tma_1d_lab";
+  header.variant = kTimelineVariant;
+  header.size_bytes = opts.size_bytes;
+  header.device = course::describe(course::query_device());
+  header.toolkit = toolkit_line();
+  header.date = utc_now();
+  header.notes = {"ring of " + std::to_string(kStages) + " stages x 32 KiB, tiles taken in order from a global counter; " +
+                      std::to_string(run.grid) + " blocks of " + std::to_string(kBlockThreads) + " threads",
+                  "recorded: blocks 0-" + std::to_string(kDefaultBlocks - 1) + ", their first " +
+                      std::to_string(kDefaultIterations) + " tiles, all events by the elected leader thread",
+                  "release = the leader's bulk store has read the stage (cp.async.bulk.wait_group.read)"};
+  write_csv_file(opts.timeline, header, run.events);
+  log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
+}
+
 // ---- The variant table and run() ------------------------------------------------------------
 
 const Variant kVariants[] = {
@@ -258,6 +385,9 @@ course::ChapterInfo chapter_info() {
       "The lesson's read-modify-write (every x becomes 3x + 1), varied one thing at a time: cuda::memcpy_async\n"
       "when a bulk copy is not allowed (barrier in global memory, 4-byte alignment, no alignment), a ring of\n"
       "1 to 4 stages of 32 KiB with tiles dealt out in advance, and rings of 2 to 4 stages taking tiles in order.";
+  info.timeline = write_timeline;
+  info.timeline_variant = kTimelineVariant;
+  info.timeline_bytes = kTimelineBytes;
   return info;
 }
 

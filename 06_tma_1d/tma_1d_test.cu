@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -66,6 +67,20 @@ std::vector<std::string> unique_names(const Table& table) {
     names.push_back(v.name);
   }
   return names;
+}
+
+TEST(HostTma1d, TheLabRecordsTheLessonsRingAsItsTimeline) {
+  const course::ChapterInfo lesson = chapter_info(), lab = lab::chapter_info();
+  EXPECT_FALSE(lesson.timeline) << "a lesson records no timeline";
+  ASSERT_TRUE(lab.timeline);
+  EXPECT_EQ(lab.timeline_variant, "in_order_4_stages");
+  EXPECT_NE(std::find_if(std::begin(lab::kVariants), std::end(lab::kVariants),
+                         [&](const Variant& v) { return v.name == lab.timeline_variant; }),
+            std::end(lab::kVariants))
+      << "the recorded variant is a row of the lab";
+  EXPECT_FALSE(lab.size_rule(lab.timeline_bytes));
+  EXPECT_GE(lab.timeline_bytes, 132u * course::timeline::kDefaultIterations * kStageBytes)
+      << "on an H100 (132 SMs, one ring per SM) every block takes at least the recorded number of tiles";
 }
 
 TEST(HostTma1d, LessonAndLabVariantNamesAreUniquePerProgram) {
@@ -601,6 +616,73 @@ TEST_F(Sm90_Tma1dBroken, ExpectTxLargerThanTheCopyIsDiagnosed) {
   Problem problem(8 * kTileElems);
   COURSE_EXPECT_DIAGNOSED_HANG(launch_expect_too_many_bytes(problem),
                                "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
+}
+
+
+// ---- The timeline (--timeline): the recorded ring is right, and so are its events -----------
+
+class Sm90_Tma1dTimeline : public course::GpuTest {
+ protected:
+  Sm90_Tma1dTimeline() : GpuTest(chapter_info().requirement) {}
+  static std::size_t count(const std::vector<course::timeline::Event>& events, std::uint32_t block,
+                           course::timeline::Kind kind) {
+    return std::count_if(events.begin(), events.end(), [&](const course::timeline::Event& e) {
+      return e.block == block && e.kind == static_cast<std::uint32_t>(kind);
+    });
+  }
+};
+
+TEST_F(Sm90_Tma1dTimeline, EveryRecordedTileMakesARoundTripAndTheNextIsInFlightBeforeItsRelease) {
+  using course::timeline::Kind;
+  Problem problem((32u << 20) / sizeof(std::uint32_t) + 12);  // about 8 tiles per block, a ragged last one
+  const lab::TimelineRun run = lab::record_in_order_ring(problem, 4, 16);
+  ASSERT_TRUE(run.result.ok()) << run.result.summary() << '\n' << run.result.first;
+  EXPECT_EQ(course::timeline::round_trip_problems(run.events, kStages), "");
+  for (std::uint32_t block = 0; block < 4; ++block) {
+    const std::size_t tiles = count(run.events, block, Kind::issue);
+    EXPECT_GE(tiles, 1u) << "block " << block;
+    for (const Kind kind : {Kind::land, Kind::consume, Kind::release}) {
+      EXPECT_EQ(count(run.events, block, kind), tiles) << "block " << block << ", " << static_cast<int>(kind);
+    }
+    // Tile n + 1 was issued at the prime or when tile n + 1 - 4 was released: before tile n's release.
+    for (const course::timeline::Event& next : run.events) {
+      if (next.block != block || next.kind != static_cast<std::uint32_t>(Kind::issue) || next.iteration == 0) continue;
+      for (const course::timeline::Event& e : run.events) {
+        if (e.block == block && e.iteration + 1 == next.iteration && e.kind == static_cast<std::uint32_t>(Kind::release)) {
+          EXPECT_LE(next.t_ns, e.t_ns) << "block " << block << ": tile " << next.iteration;
+        }
+      }
+    }
+  }
+  for (const course::timeline::Event& e : run.events) EXPECT_LT(e.block, 4u);
+}
+
+TEST_F(Sm90_Tma1dTimeline, OnlyTheAskedBlocksAndIterationsAreRecorded) {
+  Problem problem((8u << 20) / sizeof(std::uint32_t));
+  const lab::TimelineRun run = lab::record_in_order_ring(problem, 1, 1);
+  ASSERT_TRUE(run.result.ok()) << run.result.summary();
+  ASSERT_EQ(run.events.size(), 4u) << "block 0's first tile: issue, land, consume, release";
+  for (const course::timeline::Event& e : run.events) {
+    EXPECT_EQ(e.block, 0u);
+    EXPECT_EQ(e.iteration, 0u);
+    EXPECT_EQ(e.sm, run.events[0].sm) << "one thread of one block records";
+  }
+}
+
+TEST_F(Sm90_Tma1dTimeline, WritesTheCsvTheScriptDraws) {
+  course::Options opts;
+  opts.size_bytes = 8u << 20;
+  opts.timeline = ::testing::TempDir() + "tma_1d_timeline.csv";
+  std::ostringstream log;
+  lab::write_timeline(opts, log);
+  std::ifstream file(opts.timeline);
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str().rfind("# timeline: tma_1d_lab, variant in_order_4_stages, size 8388608 bytes", 0), 0u)
+      << text.str().substr(0, 200);
+  EXPECT_TRUE(contains(text.str(), "\nblock,sm,role,stage,iteration,kind,t_ns\n0,"));
+  EXPECT_TRUE(contains(text.str(), ",producer,0,0,issue,"));
+  EXPECT_TRUE(contains(log.str(), "events written to " + opts.timeline)) << log.str();
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 #   --quick          benches at --size=64M instead of each chapter's default
 #   --chapters=LIST  comma-separated chapter folders (default: all); only these are built,
 #                    tested, benched, sanitized and profiled
-#   --steps=LIST     comma-separated subset of tests,bench,sanitizer,ncu,exercises (default: all)
+#   --steps=LIST     comma-separated subset of tests,bench,timelines,sanitizer,ncu,exercises
+#                    (default: all)
 #   --arch=LIST      COURSE_CUDA_ARCHITECTURES for the build, e.g. 90-real (default: the
 #                    project's default list); a check run on one GPU needs only its own
 #   --tools=LIST     comma-separated subset of memcheck,racecheck,synccheck,initcheck for the
@@ -22,6 +23,10 @@
 #   bench              every program (each chapter's lessons and lab) with --bench --format=csv
 #                      -> bench_<chapter>.csv for the chapter's lesson, bench_<chapter>.<program>.csv
 #                      for its other programs (default size, 1 GiB; --quick uses --size=64M)
+#   timelines          every lab that offers --timeline (04, 05, 06, 10) records its ring at its
+#                      timeline size -> timeline_<chapter>.csv (+ .log), drawn by
+#                      scripts/draw_timelines.py -> timeline_<chapter>.svg; copy both into the
+#                      chapters' figures/ with scripts/draw_timelines.py --from-results OUTDIR
 #   sanitizer          compute-sanitizer memcheck, racecheck, synccheck, initcheck on every
 #                      program at its default verify size -> sanitizer_<tool>_<key>.log
 #   exercises          scripts/check_exercises.py: every exercise built from its starter must fail
@@ -34,7 +39,7 @@
 set -uo pipefail
 
 usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--tools=LIST] [--sanitizer-runs=N] [--repeat=N]" >&2; exit 2; }
-outdir="" quick=0 only_chapters="" only_steps="tests,bench,sanitizer,ncu,exercises" arch="" sanitizer_runs=3 repeat=0
+outdir="" quick=0 only_chapters="" only_steps="tests,bench,timelines,sanitizer,ncu,exercises" arch="" sanitizer_runs=3 repeat=0
 only_tools="memcheck,racecheck,synccheck,initcheck"
 for arg in "$@"; do
   case "$arg" in
@@ -56,11 +61,11 @@ for arg in "$@"; do
 done
 [[ -n $outdir ]] || usage
 for step in ${only_steps//,/ }; do
-  [[ $step =~ ^(tests|bench|sanitizer|ncu|exercises)$ ]] || { echo "--steps: '$step' is not one of tests, bench, sanitizer, ncu, exercises" >&2; exit 2; }
+  [[ $step =~ ^(tests|bench|timelines|sanitizer|ncu|exercises)$ ]] || { echo "--steps: '$step' is not one of tests, bench, timelines, sanitizer, ncu, exercises" >&2; exit 2; }
 done
 wanted() { [[ ,$only_steps, == *,$1,* ]]; }  # wanted STEP
 mkdir -p "$outdir" && outdir=$(cd "$outdir" && pwd) || exit 2
-rm -f "$outdir"/bench_* "$outdir"/sanitizer_* "$outdir"/ncu_*  # nothing stale from an earlier run
+rm -f "$outdir"/bench_* "$outdir"/sanitizer_* "$outdir"/ncu_* "$outdir"/timeline_*  # nothing stale from an earlier run
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 2
 build="build-gpu"
@@ -129,6 +134,7 @@ nvcc_path=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt" 2
 # A program's key names its logs: the chapter for the main lesson, chapter.name for the others.
 programs=()            # keys of the lessons and labs, in order
 declare -A program     # key -> executable
+declare -A lab_of      # chapter -> key of its lab
 target_args=()         # with --chapters, only those chapters' programs and test executables
 declare -A seen_lesson
 chapters_csv=,$(IFS=,; echo "${chapters[*]}"),
@@ -138,6 +144,7 @@ while read -r m_ch m_kind m_name m_target m_path; do
   [[ $m_kind == test ]] && continue
   if [[ $m_kind == lesson && -z ${seen_lesson[$m_ch]:-} ]]; then key=$m_ch; seen_lesson[$m_ch]=1; else key=$m_ch.$m_name; fi
   programs+=("$key"); program[$key]=$m_path
+  [[ $m_kind == lab ]] && lab_of[$m_ch]=$key
 done <"$build/course_programs.txt" 2>/dev/null
 echo "==> programs: ${programs[*]:-none}"
 if cmake --build "$build" -j "$(nproc)" ${target_args[@]+"${target_args[@]}"} >"$outdir/build.log" 2>&1; then
@@ -229,6 +236,44 @@ if wanted bench; then
 
 else
   record bench skip "not asked for"
+fi
+
+# c2. timelines: each lab that offers --timeline records the events of its ring, then they are drawn
+if wanted timelines; then
+  timeline_parts=() timeline_notes=()
+  for ch in "${chapters[@]}"; do
+    key=${lab_of[$ch]:-}
+    [[ -n $key ]] || continue
+    exe=${program[$key]}
+    log=$outdir/timeline_$ch.log csv=$outdir/timeline_$ch.csv
+    if [[ ! -x $exe ]]; then
+      [[ $ch =~ ^(04|05|06|10)_ ]] && { timeline_parts+=(fail); timeline_notes+=("$ch: lab not built"); }
+      continue
+    fi
+    # The variant the lab records, as its --help states it ("--timeline=FILE: after verifying, runs NAME once more").
+    variant=$("$exe" --help 2>/dev/null | sed -n 's/^--timeline=FILE: after verifying, runs \([A-Za-z0-9_]*\) once more.*/\1/p')
+    if [[ -z $variant ]]; then
+      [[ $ch =~ ^(04|05|06|10)_ ]] && { timeline_parts+=(fail); timeline_notes+=("$ch: its lab offers no --timeline"); }
+      continue
+    fi
+    timeout "$run_timeout" "$exe" --variant="$variant" --timeline="$csv" >"$log" 2>&1
+    case $? in
+      0) if python3 scripts/draw_timelines.py "$csv" "${csv%.csv}.svg" >>"$log" 2>&1; then
+           timeline_parts+=(pass); timeline_notes+=("$ch: timeline_$ch.svg ($variant)")
+         else
+           timeline_parts+=(fail); timeline_notes+=("$ch: drawing failed (see timeline_$ch.log)")
+         fi ;;
+      77) timeline_parts+=(skip); timeline_notes+=("$ch skipped: $(grep -h -m1 '^SKIPPED:' "$log" | sed 's/^SKIPPED: //')") ;;
+      *) timeline_parts+=(fail); timeline_notes+=("$ch failed (see timeline_$ch.log)") ;;
+    esac
+  done
+  if ((${#timeline_parts[@]} == 0)); then
+    record timelines skip "no chapter asked for has a lab that records a timeline"
+  else
+    record timelines "$(combine "${timeline_parts[@]}")" "$(join "${timeline_notes[@]}")"
+  fi
+else
+  record timelines skip "not asked for"
 fi
 
 # d. compute-sanitizer
@@ -440,6 +485,10 @@ summary=$outdir/summary.md
   echo "${rows:-| (no chapter was timed) | | | | | |}"
   echo
   echo "Chapter pages: \`scripts/update_results.py $outdir\` writes these tables into each README.md."
+  if ls "$outdir"/timeline_*.svg >/dev/null 2>&1; then
+    echo
+    echo "Timelines: $(cd "$outdir" && echo timeline_*.svg); \`scripts/draw_timelines.py --from-results $outdir\` copies them (CSV and SVG) into the chapters' figures folders."
+  fi
   echo
   echo "Logs: $outdir"
 } >"$summary"

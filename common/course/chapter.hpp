@@ -45,6 +45,12 @@ struct ChapterInfo {
   bool bench_reads_device_memory = true;
   /// Optional host-side model printed before the requirement check (runs without a GPU).
   std::function<void(std::ostream&)> host_model;
+  /// Optional (labs only): records `timeline_variant` with per-stage events and writes the CSV
+  /// that --timeline names (course/timeline.hpp); chapter_main() calls it after every selected
+  /// variant verified. A program without it refuses --timeline.
+  std::function<void(const Options&, std::ostream& log)> timeline;
+  std::string timeline_variant;    ///< the variant whose kernel the timeline records
+  std::size_t timeline_bytes = 0;  ///< default --size with --timeline (without --bench); 0: verify_bytes
 };
 
 /// A variant's name and one-line summary, as listed by --help.
@@ -283,7 +289,8 @@ void check_and_time(const Options& opts, Report& report, const std::string& name
 /// Prints --help: usage, the variants from the table, and the size rule.
 inline void print_help(std::ostream& out, const ChapterInfo& info, const std::vector<VariantInfo>& variants) {
   out << info.title << "\n\nusage: " << info.program
-      << " [--variant=NAME] [--size=N[K|M|G|T]] [--bench [--iters=N]] [--format=text|csv|json]\n\n"
+      << " [--variant=NAME] [--size=N[K|M|G|T]] [--bench [--iters=N]] [--format=text|csv|json]"
+      << (info.timeline ? " [--timeline=FILE]" : "") << "\n\n"
       << "variants (default: all):\n";
   for (const VariantInfo& v : variants) {
     char line[256];
@@ -297,6 +304,12 @@ inline void print_help(std::ostream& out, const ChapterInfo& info, const std::ve
     std::optional<std::string> rule = info.size_rule(0);
     if (!rule) rule = info.size_rule(1);
     if (rule) out << "Rule: " << *rule << '\n';
+  }
+  if (info.timeline) {
+    out << "--timeline=FILE: after verifying, runs " << info.timeline_variant << " once more, records\n"
+        << "per-stage events (issue, land, consume, release) and writes them as CSV to FILE; draw them with\n"
+        << "scripts/draw_timelines.py FILE OUT.svg. With --timeline, --size defaults to "
+        << format_size(info.timeline_bytes != 0 ? info.timeline_bytes : info.verify_bytes) << ".\n";
   }
   const Requirement& need = info.requirement;
   out << "Needs: compute capability " << need.major << '.' << need.minor << (need.arch_specific ? " exactly" : " or newer")
@@ -317,7 +330,19 @@ inline Options resolve_options(int argc, char** argv, const ChapterInfo& info,
     }
     if (!known) throw UsageError("--variant must be one of: " + names + " (got '" + shown(opts.variant) + "')");
   }
-  if (!opts.size_given) opts.size_bytes = opts.bench ? info.bench_bytes : info.verify_bytes;
+  if (!opts.timeline.empty()) {
+    if (!info.timeline) {
+      throw UsageError("--timeline: this program records no timeline (the labs of 04, 05, 06 and 10 do)");
+    }
+    if (!opts.variant.empty() && opts.variant != info.timeline_variant) {
+      throw UsageError("--timeline records the variant " + info.timeline_variant +
+                       ": leave out --variant or name that one (got '" + shown(opts.variant) + "')");
+    }
+  }
+  if (!opts.size_given) {
+    opts.size_bytes = opts.bench ? info.bench_bytes : info.verify_bytes;
+    if (!opts.bench && !opts.timeline.empty() && info.timeline_bytes != 0) opts.size_bytes = info.timeline_bytes;
+  }
   if (info.size_rule) {
     if (std::optional<std::string> broken = info.size_rule(opts.size_bytes)) throw UsageError(*broken);
   }
@@ -377,6 +402,14 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
   Report report(info.program, device);
   try {
     run(opts, report);
+    // Verify first, then record: a timeline is drawn only of a kernel whose results were right.
+    if (!opts.timeline.empty()) {
+      if (report.all_passed()) {
+        info.timeline(opts, log);
+      } else {
+        log << "timeline: not recorded, since a variant failed its verification\n";
+      }
+    }
   } catch (const std::exception& error) {
     report.set_outcome("failed", error.what());
     report.print(std::cout, opts.format);

@@ -9,6 +9,8 @@
 /// --iters=N         timed repetitions, with --bench
 /// --bench           time every variant after verifying it
 /// --format=F        text (default), csv or json
+/// --timeline=FILE   (the labs that offer it) after verifying, record the lab's ring with
+///                   per-stage events and write them as CSV to FILE (course/timeline.hpp)
 /// ```
 #pragma once
 
@@ -50,6 +52,7 @@ struct Options {
   int iters = 20;
   bool bench = false;
   Format format = Format::text;
+  std::string timeline;          ///< --timeline=FILE: where the recorded events go; empty: none
 };
 
 /// Parses "4096", "64K", "4MiB", "1G", "2T" (powers of 1024), at most 16 TiB. Throws UsageError
@@ -100,7 +103,8 @@ inline Format requested_format(const std::vector<std::string>& args) {
 }
 
 /// Parses @p args (without the program name). Throws UsageError naming the broken rule: an
-/// unknown option, a bad value, an option given twice, or --iters without --bench.
+/// unknown option, a bad value, an option given twice, or --iters without --bench. Whether the
+/// program offers --timeline is the chapter's to say (resolve_options in course/chapter.hpp).
 inline Options parse_options(const std::vector<std::string>& args) {
   Options opts;
   std::vector<std::string> seen;
@@ -148,6 +152,11 @@ inline Options parse_options(const std::vector<std::string>& args) {
       } else {
         throw UsageError("--format is one of text, csv, json (got '" + shown(value) + "')");
       }
+    } else if (key == "--timeline") {
+      if (!has_value || value.empty()) {
+        throw UsageError("--timeline takes the name of the CSV file to write: --timeline=FILE");
+      }
+      opts.timeline = value;
     } else {
       throw UsageError("unknown option '" + shown(arg) + "'; options are --help, --variant=NAME, --size=N, " +
                        "--iters=N, --bench, --format=text|csv|json");

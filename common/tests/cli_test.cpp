@@ -169,3 +169,89 @@ TEST(HostCli, OutcomesAreParseable) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- --timeline=FILE: parsed for every program, accepted only where the chapter records one ----
+
+course::ChapterInfo timeline_info() {
+  course::ChapterInfo info = fake_info();
+  info.timeline = [](const course::Options&, std::ostream&) {};
+  info.timeline_variant = "beta";
+  info.timeline_bytes = 64 * 1024;
+  return info;
+}
+
+course::Options resolve_with(const course::ChapterInfo& info, std::vector<const char*> args) {
+  args.insert(args.begin(), "fake");
+  return course::resolve_options(static_cast<int>(args.size()), const_cast<char**>(args.data()), info,
+                                 course::variant_infos(kTable));
+}
+
+std::string usage_message(const course::ChapterInfo& info, std::vector<const char*> args) {
+  try {
+    resolve_with(info, std::move(args));
+  } catch (const UsageError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(HostCli, TimelineTakesAFileName) {
+  EXPECT_EQ(parse_options({"--timeline=out/timeline.csv"}).timeline, "out/timeline.csv");
+  EXPECT_EQ(parse_options({}).timeline, "");
+  EXPECT_EQ(parse_options({"--timeline=t.csv", "--help"}).timeline, "t.csv");
+}
+
+TEST(HostCli, TimelineWithoutAFileIsRefusedNamingTheForm) {
+  for (const char* bad : {"--timeline", "--timeline="}) {
+    try {
+      parse_options({bad});
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find("--timeline=FILE"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(HostCli, TimelineGivenTwiceIsRefused) {
+  try {
+    parse_options({"--timeline=a.csv", "--timeline=b.csv"});
+    FAIL() << "accepted two timelines";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("--timeline is given twice"), std::string::npos) << error.what();
+  }
+}
+
+TEST(HostCli, ProgramsWithoutATimelineRefuseIt) {
+  const std::string message = usage_message(fake_info(), {"--timeline=t.csv"});
+  EXPECT_NE(message.find("this program records no timeline"), std::string::npos) << message;
+  EXPECT_EQ(usage_message(fake_info(), {"--timeline=t.csv", "--help"}), message) << "help does not hide the rule";
+}
+
+TEST(HostCli, TimelineRecordsItsOwnVariantAndHasItsOwnDefaultSize) {
+  const course::ChapterInfo info = timeline_info();
+  const course::Options plain = resolve_with(info, {"--timeline=t.csv"});
+  EXPECT_EQ(plain.timeline, "t.csv");
+  EXPECT_EQ(plain.size_bytes, 64u * 1024) << "the timeline's default size";
+  EXPECT_EQ(resolve_with(info, {"--timeline=t.csv", "--size=8K"}).size_bytes, 8192u);
+  EXPECT_EQ(resolve_with(info, {"--timeline=t.csv", "--bench"}).size_bytes, 1u << 20) << "--bench keeps its size";
+  EXPECT_EQ(resolve_with(info, {}).size_bytes, 4096u) << "without --timeline nothing changes";
+  EXPECT_EQ(resolve_with(info, {"--timeline=t.csv", "--variant=beta"}).variant, "beta");
+  const std::string other = usage_message(info, {"--timeline=t.csv", "--variant=alpha"});
+  EXPECT_NE(other.find("--timeline records the variant beta"), std::string::npos) << other;
+  EXPECT_NE(usage_message(info, {"--timeline=t.csv", "--size=1000"}).find("multiple of 1024"), std::string::npos)
+      << "the chapter's size rule holds for the timeline's run too";
+}
+
+TEST(HostCli, HelpListsTheTimelineOnlyWhereItIsOffered) {
+  std::ostringstream with, without;
+  course::print_help(with, timeline_info(), course::variant_infos(kTable));
+  course::print_help(without, fake_info(), course::variant_infos(kTable));
+  EXPECT_NE(with.str().find("[--timeline=FILE]"), std::string::npos) << with.str();
+  EXPECT_NE(with.str().find("runs beta once more"), std::string::npos) << with.str();
+  EXPECT_NE(with.str().find("--size defaults to 64.00 KiB."), std::string::npos) << with.str();
+  EXPECT_EQ(without.str().find("--timeline"), std::string::npos) << without.str();
+}
+
+}  // namespace
