@@ -6,7 +6,8 @@
 #   - a table of contents ([TOC], which doxygen-awesome-css turns into a side panel),
 #   - previous / next links to the neighbouring chapters, at the top and the bottom,
 #   - links to the chapter's files on the site,
-#   - links between chapter pages (../NN_topic/README.md) turned into links between site pages,
+#   - links between chapter pages (../NN_topic/README.md), and to pages of docs/ (../docs/name.md),
+#     turned into links between site pages,
 #     anchor lines (<a name="label"></a>) into heading labels, and links to labels into @ref,
 #     undoing what scripts/pages.py does to keep the README plain Markdown for GitHub,
 #   - quoted files linked to their pages on the site.
@@ -73,6 +74,8 @@ foreach(index RANGE ${last})
   string(REGEX REPLACE "\\[([^]\n]*)\\]\\(\\.\\./[0-9][0-9]_[a-z0-9_]+/README\\.md#([A-Za-z0-9_]+)\\)" "@ref \\2 \"\\1\"" body "${body}")
   string(REGEX REPLACE "\\[([^]\n]*)\\]\\(\\.\\./([0-9][0-9]_[a-z0-9_]+)/README\\.md\\)" "@ref ch\\2 \"\\1\"" body "${body}")
   string(REGEX REPLACE "\\[([^]\n]*)\\]\\(#([A-Za-z0-9_]+)\\)" "@ref \\2 \"\\1\"" body "${body}")
+  # A link to a page of docs/ (../docs/name.md): its label is the file's name.
+  string(REGEX REPLACE "\\[([^]\n]*)\\]\\(\\.\\./docs/([a-z0-9_]+)\\.md\\)" "@ref \\2 \"\\1\"" body "${body}")
   # Bold text (**...**): Doxygen 1.9 leaves the asterisks where the span holds code, quotes or a
   # line break; HTML tags it always renders. Code inside becomes <code>.
   string(REGEX MATCHALL "\\*\\*[^*]+\\*\\*" bolds "${body}")
