@@ -3,7 +3,8 @@
 /// one function, and what that does to the 32 shared-memory banks, all on the host.
 ///
 /// Part 1 is the swizzle: the four modes, swizzled_chunk() (the XOR), the guide's offset formula,
-/// and where every byte of a box of any legal shape lands (box_smem_byte(), the box's footprint).
+/// and where every byte of a box of any legal shape and element size lands (box_smem_byte(),
+/// box_elem_smem_byte(), box_footprint()), its footprint and the bytes its barrier expects.
 /// Part 2 is who moves which chunk in the chapter's kernels: the fp32 tile and its 4 x 4 quads
 /// (swizzle.cu, swizzle_lab.cu), the guide's 8 x 8 int4 tile (transpose_guide.cu), the classic
 /// padded tile. Part 3 is the bank model, which counts the replays of a warp's shared-memory
@@ -96,9 +97,22 @@ __host__ __device__ constexpr std::uint32_t box_smem_byte(Swizzle mode, int inne
                                                           int offset = 0) {
   return swizzled_byte(mode, static_cast<std::uint32_t>(row * box_row_pitch(mode, inner_bytes) + byte), offset);
 }
+// The same place for byte `byte` of element `col` of box row `row`, in a box `box_cols` elements of
+// `elem_bytes` bytes wide. TMA moves bytes: the element size counts only through the row's bytes and
+// the element's first byte, and an element never straddles a chunk (16 is a multiple of 1, 2, 4, 8).
+__host__ __device__ constexpr std::uint32_t box_elem_smem_byte(Swizzle mode, int elem_bytes, int box_cols, int row,
+                                                               int col, int byte, int offset = 0) {
+  return box_smem_byte(mode, box_cols * elem_bytes, row, col * elem_bytes + byte, offset);
+}
 // The shared memory a box of `rows` rows occupies: what to allocate, and where the next box may start.
 __host__ __device__ constexpr std::uint32_t box_smem_bytes(Swizzle mode, int inner_bytes, int rows) {
   return static_cast<std::uint32_t>(rows * box_row_pitch(mode, inner_bytes));
+}
+// The bytes a load of the box delivers, which its barrier's expect-tx must announce: rows x inner
+// bytes, whatever the swizzle. For a swizzled box narrower than the span this is less than the
+// footprint: the rest of each span is allocated but never written.
+__host__ __device__ constexpr std::uint32_t box_tx_bytes(int inner_bytes, int rows) {
+  return static_cast<std::uint32_t>(rows * inner_bytes);
 }
 // The layout above holds for boxes whose rows are whole chunks, no wider than the span (the guide's
 // Table 25; course::broken_tensor_map_rule checks it with every other rule before a map is encoded).
@@ -107,6 +121,26 @@ constexpr bool box_fits_span(Swizzle mode, int inner_bytes) {
   return whole_chunks && (mode == Swizzle::none || inner_bytes <= span_bytes(mode));
 }
 /// [box_layout]
+
+/// [box_footprint]
+// The footprint of a box after a TMA load, byte by byte: entry i is the number of the box byte
+// stored at byte i of the footprint (counted row by row, row * inner_bytes + byte, as the box lies
+// in global memory), or kUntouched where the load writes nothing and whatever was there stays.
+constexpr int kUntouched = -1;
+inline std::vector<int> box_footprint(Swizzle mode, int elem_bytes, int box_cols, int rows, int offset = 0) {
+  const int inner_bytes = box_cols * elem_bytes;
+  std::vector<int> source(box_smem_bytes(mode, inner_bytes, rows), kUntouched);
+  for (int row = 0; row < rows; ++row) {
+    for (int col = 0; col < box_cols; ++col) {
+      for (int byte = 0; byte < elem_bytes; ++byte) {
+        source[box_elem_smem_byte(mode, elem_bytes, box_cols, row, col, byte, offset)] =
+            row * inner_bytes + col * elem_bytes + byte;
+      }
+    }
+  }
+  return source;
+}
+/// [box_footprint]
 
 // The guide's index relation for a buffer of 128-byte rows, smem[y][((y + offset) % n) ^ x] with n
 // = 8, 4, 2 for the 128B, 64B and 32B modes: `y` counts 128-byte rows of shared memory. Used with
@@ -435,13 +469,13 @@ inline std::optional<std::string> size_problem(std::size_t bytes) {
 }
 
 /// [matrix_request]
-// A rows x cols row-major matrix of 4-byte elements, moved in boxes of box_rows x box_cols.
+// A rows x cols row-major matrix of elements of `type`, moved in boxes of box_rows x box_cols.
 // course::encode_tiled checks every rule (the box's inner bytes against the span among them)
 // before the driver sees it.
 inline course::TensorMapRequest matrix_request(CUtensorMapDataType type, const void* gmem, int rows, int cols,
                                                int box_rows, int box_cols, Swizzle mode) {
   course::TensorMapRequest r;
-  r.data_type = type;  // FLOAT32, INT32 or UINT32 here: 4 bytes each
+  r.data_type = type;  // FLOAT32 in the kernels; the tests also use 1-, 2-, 4- and 8-byte UINT types
   r.rank = 2;
   r.global_address = gmem;
   r.global_dim[0] = static_cast<std::uint64_t>(cols);  // innermost first

@@ -1,18 +1,25 @@
 // Tests for 08_swizzle (the lesson, the lab and the model): the swizzle function against the
-// guide's tables and, on the GPU, against the hardware for every legal box (a TMA load is the
-// oracle); the committed figures and the figure program; the bank model; the quad transpose and the
-// slab orders simulated on the CPU; the size rule and the variant tables; what each kernel compiles
-// to; every lesson variant and every lab row bit-exact on awkward shapes; a miscounted barrier
-// diagnosed, not hung. The guide's int4 transpose (transpose_guide.cu) has transpose_guide_test.cu.
+// guide's tables and, on the GPU, against the hardware for every legal box of 1- to 8-byte
+// elements at every 128-byte place (a TMA load is the oracle); the committed figures and the
+// figure program; the bank model; the quad transpose and the slab orders simulated on the CPU; the
+// size rule and the variant tables; what each kernel compiles to; every lesson variant and every
+// lab row bit-exact on awkward shapes; a miscounted barrier diagnosed, not hung. The guide's int4
+// transpose (transpose_guide.cu) has transpose_guide_test.cu.
 #include "swizzle_lab.cu"  // the lab, which brings the lesson and the model
 #include "swizzle_figures.cpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <iostream>
 #include <iterator>
+#include <map>
+#include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -122,6 +129,17 @@ std::string describe(const BoxCase& c) {
          std::to_string(c.inner_bytes) + " bytes";
 }
 
+// The element types the tests load: the same bytes seen as 1-, 2-, 4- and 8-byte elements.
+struct ElementType {
+  CUtensorMapDataType type;
+  int bytes;
+  const char* name;
+};
+constexpr ElementType kElementTypes[] = {{CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, "uint8"},
+                                         {CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, "uint16"},
+                                         {CU_TENSOR_MAP_DATA_TYPE_UINT32, 4, "uint32"},
+                                         {CU_TENSOR_MAP_DATA_TYPE_UINT64, 8, "uint64"}};
+
 TEST(HostBoxLayout, FullWidthBoxesAreRowsOfOneSpanEach) {
   for (Swizzle mode : kSwizzledModes) {
     const int span = span_bytes(mode);
@@ -166,6 +184,91 @@ TEST(HostBoxLayout, EveryByteOfEveryLegalBoxHasItsOwnPlaceInItsRowsSpan) {
   }
 }
 
+// An element's bytes land together, where the bytes of its row's place say: for every legal box,
+// element size and offset.
+TEST(HostBoxLayout, AnElementsBytesLandTogetherWhereItsRowsBytesDo) {
+  for (const BoxCase& c : box_sweep()) {
+    if (!c.legal) continue;
+    for (const ElementType& e : kElementTypes) {
+      const int cols = c.inner_bytes / e.bytes;
+      int wrong = 0;
+      for (int offset = 0; offset < 8; ++offset) {
+        for (int row = 0; row < c.rows; ++row) {
+          for (int col = 0; col < cols; ++col) {
+            const std::uint32_t first = box_elem_smem_byte(c.mode, e.bytes, cols, row, col, 0, offset);
+            wrong += first != box_smem_byte(c.mode, c.inner_bytes, row, col * e.bytes, offset);
+            for (int byte = 1; byte < e.bytes; ++byte) {
+              wrong += box_elem_smem_byte(c.mode, e.bytes, cols, row, col, byte, offset) != first + byte;
+            }
+          }
+        }
+      }
+      EXPECT_EQ(wrong, 0) << describe(c) << " of " << e.name;
+    }
+  }
+}
+
+// box_footprint() puts every byte of the box in exactly one place inside its row's span and
+// leaves footprint - expect-tx bytes unwritten: none without a swizzle or for a full-width box.
+TEST(HostBoxLayout, TheFootprintHoldsEveryBoxByteOnceAndLeavesTheRestOfEachSpan) {
+  for (const BoxCase& c : box_sweep()) {
+    if (!c.legal) continue;
+    const int pitch = box_row_pitch(c.mode, c.inner_bytes);
+    const std::uint32_t tx = box_tx_bytes(c.inner_bytes, c.rows);
+    for (const ElementType& e : kElementTypes) {
+      for (int offset = 0; offset < 8; ++offset) {
+        const std::vector<int> footprint = box_footprint(c.mode, e.bytes, c.inner_bytes / e.bytes, c.rows, offset);
+        ASSERT_EQ(footprint.size(), box_smem_bytes(c.mode, c.inner_bytes, c.rows)) << describe(c);
+        std::vector<int> copies(tx, 0);
+        int untouched = 0, outside_span = 0;
+        for (std::size_t at = 0; at < footprint.size(); ++at) {
+          if (footprint[at] == kUntouched) {
+            ++untouched;
+            continue;
+          }
+          ++copies[footprint[at]];
+          outside_span += static_cast<int>(at) / pitch != footprint[at] / c.inner_bytes;
+        }
+        EXPECT_EQ(std::count(copies.begin(), copies.end(), 1), static_cast<long>(tx)) << describe(c) << " " << e.name;
+        EXPECT_EQ(untouched, static_cast<int>(footprint.size() - tx)) << describe(c) << " " << e.name;
+        EXPECT_EQ(outside_span, 0) << describe(c) << " " << e.name;
+      }
+    }
+  }
+}
+
+// The layout depends on the row's bytes, not on the element size, so the element size must be the
+// map's: the same columns read with another element size land elsewhere.
+TEST(HostBoxLayout, AWrongElementSizeIsAnotherLayout) {
+  // 128B mode, 32 uint16 per row (64 bytes): element 3 of row 1 starts at byte 6 of the row's
+  // chunk 0, which row 1 stores as chunk 1.
+  EXPECT_EQ(box_elem_smem_byte(Swizzle::b128, 2, 32, 1, 3, 0), 128u + 16 + 6);
+  // The same 32 columns taken as uint32: a 128-byte row, element 3 at byte 12 of chunk 0.
+  EXPECT_EQ(box_elem_smem_byte(Swizzle::b128, 4, 32, 1, 3, 0), 128u + 16 + 12);
+  EXPECT_NE(box_footprint(Swizzle::b128, 2, 32, 3, 5), box_footprint(Swizzle::b128, 4, 32, 3, 5));
+  EXPECT_NE(box_footprint(Swizzle::none, 8, 4, 3), box_footprint(Swizzle::none, 2, 4, 3));
+  // 32 uint16 lie where 16 uint32 or 64 uint8 do: the same 64 bytes a row.
+  EXPECT_EQ(box_footprint(Swizzle::b128, 2, 32, 3, 5), box_footprint(Swizzle::b128, 4, 16, 3, 5));
+  EXPECT_EQ(box_footprint(Swizzle::b128, 2, 32, 3, 5), box_footprint(Swizzle::b128, 1, 64, 3, 5));
+}
+
+// What to allocate is the footprint; what the barrier expects is rows x inner bytes. They differ
+// for a swizzled box narrower than its span.
+TEST(HostBoxLayout, TheBarrierExpectsTheBoxsBytesNotItsFootprint) {
+  EXPECT_EQ(box_smem_bytes(Swizzle::b128, 16 * 4, 32), 4096u);  // quiz: 32 rows x 16 floats, 128B
+  EXPECT_EQ(box_tx_bytes(16 * 4, 32), 2048u);
+  EXPECT_EQ(box_smem_bytes(Swizzle::b64, 16, 3), 192u);  // 3 rows of 16 uint8, 64B: 48 bytes in 192
+  EXPECT_EQ(box_tx_bytes(16, 3), 48u);
+  EXPECT_EQ(box_smem_bytes(Swizzle::none, 48, 3), box_tx_bytes(48, 3));
+  for (const BoxCase& c : box_sweep()) {
+    if (!c.legal) continue;
+    const std::uint32_t footprint = box_smem_bytes(c.mode, c.inner_bytes, c.rows);
+    const std::uint32_t tx = box_tx_bytes(c.inner_bytes, c.rows);
+    EXPECT_LE(tx, footprint) << describe(c);
+    EXPECT_EQ(tx == footprint, c.mode == Swizzle::none || c.inner_bytes == span_bytes(c.mode)) << describe(c);
+  }
+}
+
 // The guide's table writes smem[y][((y + offset) % n) ^ x]. That holds when y counts 128-byte rows
 // of shared memory; with y the row of a 64-byte or 32-byte box (two or four of them per 128-byte
 // row) it puts chunks in the wrong place. The GPU test Sm90_SwizzleBoxes shows which is right.
@@ -194,14 +297,17 @@ alignas(1024) std::uint32_t host_matrix[32 * 64];
 
 TEST(HostBoxLayout, TheRuleCheckAcceptsExactlyTheBoxesTheModelCallsLegal) {
   int legal = 0;
-  for (const BoxCase& c : box_sweep()) {
-    const course::TensorMapRequest request = matrix_request(CU_TENSOR_MAP_DATA_TYPE_UINT32, host_matrix, 32, 64,
-                                                            c.rows, c.inner_bytes / 4, c.mode);
-    const std::optional<std::string> broken = course::broken_tensor_map_rule(request);
-    EXPECT_EQ(broken.has_value(), !c.legal) << describe(c) << ": " << broken.value_or("accepted");
-    legal += c.legal;
+  for (const ElementType& e : kElementTypes) {  // the matrix as 32 rows of 256 bytes
+    for (const BoxCase& c : box_sweep()) {
+      const course::TensorMapRequest request =
+          matrix_request(e.type, host_matrix, 32, 256 / e.bytes, c.rows, c.inner_bytes / e.bytes, c.mode);
+      const std::optional<std::string> broken = course::broken_tensor_map_rule(request);
+      EXPECT_EQ(broken.has_value(), !c.legal) << describe(c) << ", " << e.name << ": " << broken.value_or("accepted");
+      legal += c.legal;
+    }
   }
-  EXPECT_EQ(legal, 4 * (2 + 4 + 8 + 8));  // 16..32, 16..64, 16..128 bytes and (no swizzle) all eight widths
+  // 4 element sizes x 4 heights x (16..32, 16..64, 16..128 bytes and, without a swizzle, all eight widths)
+  EXPECT_EQ(legal, 4 * 4 * (2 + 4 + 8 + 8));
 }
 
 // ---- The figures and the program that draws them ---------------------------------------------
@@ -622,20 +728,45 @@ TEST_F(HostCodegen, MachineCodeUsesTheTmaUnit) {
 
 // ---- On the GPU: the hardware as the oracle of the model --------------------------------------
 
-constexpr std::uint32_t kSmemPoison = 0xDEADBEEFu;
+// TUTORIAL: where the model comes from, and what the first run on an H100 settles.
+// The PTX ISA ("Swizzling Modes") gives the patterns as tables of 16-byte chunks and says that
+// the pattern starts at a 1024-, 512- or 256-byte boundary of the *shared-memory address*, with a
+// "base offset" (dstMem / 128) % 8, % 4, % 2 for a destination elsewhere: swizzle_offset() here.
+// The programming guide asks for 128-byte alignment of the destination with every mode, and,
+// for a box narrower than the span, an allocation that "accommodates the full swizzle width":
+// box_row_pitch() gives every box row a whole span. Neither document says what TMA does with
+// the rest of that span; the model says it writes nothing there, so the barrier expects
+// box_tx_bytes() and the padding keeps its poison. The test below compares every byte of a
+// window around each box with the model and, where they differ, says which of the plausible
+// other layouts the hardware matched (rows packed at the box's width, the pattern started at
+// the box instead of at the address, the padding zeroed). On an H100 every case matched the
+// model, and each of the other layouts was ruled out by some of them.
 
-/// [raw_box]
-// Poisons `dump_bytes` of shared memory `shift_bytes` past a 1024-byte boundary, loads one box
-// there with TMA, and copies those bytes out raw, swizzle and all, with the buffer's two addresses.
-__global__ void raw_box_kernel(const __grid_constant__ CUtensorMap map, std::int32_t x, std::int32_t y,
-                               int shift_bytes, std::uint32_t tx_bytes, int dump_bytes, std::uint32_t* gmem_dump,
-                               unsigned long long* gmem_addresses) {
-  extern __shared__ unsigned char smem_raw[];
+// Every box starts at one of the 8 places of the 1024-byte repeat of the 128B pattern (TMA asks
+// for 128-byte alignment only), kLeadBytes into a window of shared memory that starts on a
+// 1024-byte boundary. The window holds bytes before the box, its footprint, and bytes after it.
+constexpr int kPlaces = 1024 / kRowBytes;
+constexpr int kLeadBytes = 1024;
+constexpr int kWindowBytes = 5 * 1024;
+constexpr int kMaxBoxRows = 17;
+constexpr unsigned char kPoisonByte = 0xEE;
+static_assert(kLeadBytes + (kPlaces - 1) * kRowBytes + (kMaxBoxRows + 1) * kRowBytes <= kWindowBytes,
+              "the window must hold the largest footprint at the last place, and guard bytes after it");
+
+/// [box_window]
+// Block b poisons a window of shared memory that starts on a 1024-byte boundary, TMA-loads one box
+// kLeadBytes + 128 b bytes into it (place b of the 1024-byte repeat), and copies the whole window
+// out raw, swizzle, padding and all, with the box's shared-memory and generic addresses.
+__global__ void box_window_kernel(const __grid_constant__ CUtensorMap map, std::int32_t x, std::int32_t y,
+                                  std::uint32_t tx_bytes, unsigned char* gmem_windows,
+                                  unsigned long long* gmem_addresses) {
+  extern __shared__ unsigned char smem_raw[];  // the runtime promises 16-byte alignment only
   __shared__ alignas(8) std::uint64_t full_bar;
   const auto raw_addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
-  unsigned char* smem_box = smem_raw + (1024 - raw_addr % 1024) % 1024 + shift_bytes;
-  auto* smem_words = reinterpret_cast<std::uint32_t*>(smem_box);
-  for (int i = threadIdx.x; i < dump_bytes / 4; i += blockDim.x) smem_words[i] = kSmemPoison;
+  unsigned char* smem_window = smem_raw + (1024 - raw_addr % 1024) % 1024;
+  unsigned char* smem_box = smem_window + kLeadBytes + blockIdx.x * kRowBytes;
+  auto* smem_words = reinterpret_cast<std::uint32_t*>(smem_window);
+  for (int i = threadIdx.x; i < kWindowBytes / 4; i += blockDim.x) smem_words[i] = 0x01010101u * kPoisonByte;
   const bool is_leader = course::elect_tma_leader();
   if (is_leader) {
     ptx::mbarrier_init(&full_bar, 1);                                // the leader's arrival completes the phase
@@ -645,79 +776,230 @@ __global__ void raw_box_kernel(const __grid_constant__ CUtensorMap map, std::int
   __syncthreads();                            // every thread's poison and the barrier are in place
   if (is_leader) {
     const std::int32_t coords[2] = {x, y};
-    // The phase's one arrival, plus the box's bytes.
+    // The phase's one arrival, plus the bytes the box brings (not its footprint).
     (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar, tx_bytes);
     ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_box, &map, coords, &full_bar);
-    gmem_addresses[0] = __cvta_generic_to_shared(smem_box);          // shared-window address
-    gmem_addresses[1] = reinterpret_cast<std::uintptr_t>(smem_box);  // generic address (the guide's formula)
+    gmem_addresses[2 * blockIdx.x] = __cvta_generic_to_shared(smem_box);                // shared-window address
+    gmem_addresses[2 * blockIdx.x + 1] = reinterpret_cast<std::uintptr_t>(smem_box);  // generic (the guide's)
   }
   course::bounded_wait_parity(&full_bar, 0, {"full", 0, 0});  // the box landed
-  for (int i = threadIdx.x; i < dump_bytes / 4; i += blockDim.x) gmem_dump[i] = smem_words[i];
+  auto* gmem_words = reinterpret_cast<std::uint32_t*>(gmem_windows + blockIdx.x * kWindowBytes);
+  for (int i = threadIdx.x; i < kWindowBytes / 4; i += blockDim.x) gmem_words[i] = smem_words[i];
 }
-/// [raw_box]
+/// [box_window]
 
-// A 32 x 64 matrix of uint32 whose every element names its own position; boxes start at column
-// 8 (32 bytes in) and row 5 of it.
-class BoxProbe {
- public:
-  static constexpr int kRows = 32, kCols = 64, kX = 8, kY = 5;
-  static constexpr int kDumpBytes = 4096;  // more than any footprint here (17 rows x 128 bytes)
-  static constexpr int kMaxShift = 896;
-  static std::uint32_t value(int row, int col) { return 0x40000000u | static_cast<std::uint32_t>(row) << 12 | col; }
+// One box the GPU test loads: element type, mode, row bytes, rows.
+struct GpuBox {
+  ElementType elem;
+  Swizzle mode;
+  int inner_bytes, rows;
+  int cols() const { return inner_bytes / elem.bytes; }
+};
+std::string describe(const GpuBox& c) {
+  return std::string(swizzle_name(c.mode)) + ", " + c.elem.name + ", box of " + std::to_string(c.rows) + " rows x " +
+         std::to_string(c.cols()) + " elements (" + std::to_string(c.inner_bytes) + " bytes)";
+}
 
-  BoxProbe() : gmem_matrix_(kRows * kCols), gmem_dump_(kDumpBytes / 4), gmem_addresses_(2) {
-    std::vector<std::uint32_t> matrix(kRows * kCols);
-    for (int r = 0; r < kRows; ++r) {
-      for (int c = 0; c < kCols; ++c) matrix[r * kCols + c] = value(r, c);
-    }
-    gmem_matrix_.upload(matrix.data());
-  }
-  course::TensorMapRequest request(Swizzle mode, int inner_bytes, int rows) const {
-    constexpr CUtensorMapDataType kWord = CU_TENSOR_MAP_DATA_TYPE_UINT32;
-    return matrix_request(kWord, gmem_matrix_.data(), kRows, kCols, rows, inner_bytes / 4, mode);
-  }
-  void launch(const CUtensorMap& map, int shift_bytes, std::uint32_t tx_bytes) const {
-    raw_box_kernel<<<1, 128, kDumpBytes + 1024 + kMaxShift>>>(map, kX, kY, shift_bytes, tx_bytes, kDumpBytes,
-                                                              gmem_dump_.data(), gmem_addresses_.data());
-    COURSE_CHECK_LAUNCH();
-  }
-  // Loads the box `shift_bytes` past a 1024-byte boundary; "" when every element landed where
-  // box_smem_byte() says and nothing past box_smem_bytes() was written, else the first disagreement.
-  std::string check(Swizzle mode, int inner_bytes, int rows, int shift_bytes, bool compare_addresses = false) {
-    launch(course::encode_tiled(request(mode, inner_bytes, rows)), shift_bytes, inner_bytes * rows);
-    COURSE_CHECK(cudaDeviceSynchronize());
-    std::vector<std::uint32_t> dump(kDumpBytes / 4);
-    gmem_dump_.download(dump.data());
-    unsigned long long addresses[2];
-    COURSE_CHECK(cudaMemcpy(addresses, gmem_addresses_.data(), sizeof addresses, cudaMemcpyDeviceToHost));
-    const int offset = swizzle_offset(mode, static_cast<std::uint32_t>(addresses[0]));
-    const std::string where = std::string(swizzle_name(mode)) + ", " + std::to_string(rows) + " rows x " +
-                              std::to_string(inner_bytes) + " bytes at shared address " +
-                              std::to_string(addresses[0]) + " (offset " + std::to_string(offset) + ")";
-    if (compare_addresses && (addresses[0] / kRowBytes) % 8 != (addresses[1] / kRowBytes) % 8) {
-      return where + ": the guide's formula on the generic address gives another offset";
-    }
-    for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < inner_bytes / 4; ++c) {
-        const std::uint32_t at = box_smem_byte(mode, inner_bytes, r, 4 * c, offset);
-        if (dump[at / 4] == value(kY + r, kX + c)) continue;
-        const auto found = std::find(dump.begin(), dump.end(), value(kY + r, kX + c));
-        return where + ": element (" + std::to_string(r) + ", " + std::to_string(c) + ") is at byte " +
-               (found == dump.end() ? std::string("(nowhere)") : std::to_string(4 * (found - dump.begin()))) +
-               ", the model says " + std::to_string(at) + " (rows packed at " + std::to_string(inner_bytes) +
-               " bytes would give " + std::to_string(swizzled_byte(mode, r * inner_bytes + 4 * c, offset)) + ")";
+// Every legal box: each element size, every row width from 16 bytes up to the span (up to 128
+// bytes without a swizzle) in steps of 16, heights 1, 3, 8 and 17.
+constexpr int kBoxHeights[] = {1, 3, 8, kMaxBoxRows};
+std::vector<GpuBox> every_legal_box() {
+  std::vector<GpuBox> boxes;
+  for (const ElementType& elem : kElementTypes) {
+    for (Swizzle mode : kAllSwizzles) {
+      const int widest = mode == Swizzle::none ? kRowBytes : span_bytes(mode);
+      for (int inner_bytes = kChunkBytes; inner_bytes <= widest; inner_bytes += kChunkBytes) {
+        for (int rows : kBoxHeights) boxes.push_back({elem, mode, inner_bytes, rows});
       }
     }
-    for (std::size_t w = box_smem_bytes(mode, inner_bytes, rows) / 4; w < dump.size(); ++w) {
-      if (dump[w] != kSmemPoison) return where + ": byte " + std::to_string(4 * w) + " past the footprint was written";
+  }
+  return boxes;
+}
+// 4 element sizes x (8 + 2 + 4 + 8) widths x 4 heights x 8 places.
+constexpr int kExpectedBoxCases = 4 * (8 + 2 + 4 + 8) * 4 * kPlaces;  // 2816
+
+// A 32 x 256-byte matrix of pseudo-random bytes (never 0, never the poison), seen as 256 uint8,
+// 128 uint16, 64 uint32 or 32 uint64 per row. Every box starts kXBytes into row kY of it, so a
+// box's row b, byte j is matrix byte (kY + b, kXBytes + j). Every 16-byte chunk of the matrix is
+// different from every other (chunks_are_unique()), so a chunk found in the wrong place is named.
+class BoxWindowProbe {
+ public:
+  static constexpr int kMatrixRows = 32, kMatrixRowBytes = 256, kY = 5, kXBytes = 32;
+  static unsigned char matrix_byte(int row, int byte) {
+    std::uint32_t h = static_cast<std::uint32_t>(row * kMatrixRowBytes + byte) * 0x9E3779B1u + 0x7F4A7C15u;
+    h ^= h >> 16;
+    h *= 0x85EBCA6Bu;
+    h ^= h >> 13;
+    h *= 0xC2B2AE35u;
+    h ^= h >> 16;
+    const unsigned value = 1 + h % 253;  // 1..253
+    return static_cast<unsigned char>(value >= kPoisonByte ? value + 1 : value);
+  }
+
+  BoxWindowProbe()
+      : gmem_matrix_(kMatrixRows * kMatrixRowBytes),
+        gmem_windows_(kPlaces * kWindowBytes),
+        gmem_addresses_(2 * kPlaces) {
+    std::vector<unsigned char> matrix(kMatrixRows * kMatrixRowBytes);
+    for (int r = 0; r < kMatrixRows; ++r) {
+      for (int b = 0; b < kMatrixRowBytes; ++b) matrix[r * kMatrixRowBytes + b] = matrix_byte(r, b);
     }
-    return "";
+    gmem_matrix_.upload(matrix.data());
+    for (int r = 0; r < kMatrixRows; ++r) {
+      for (int b = 0; b < kMatrixRowBytes; b += kChunkBytes) {
+        chunk_at_.emplace(std::string(&matrix[r * kMatrixRowBytes + b], &matrix[r * kMatrixRowBytes + b] + kChunkBytes),
+                          std::pair{r, b});
+      }
+    }
+  }
+  bool chunks_are_unique() const {
+    return chunk_at_.size() == std::size_t{kMatrixRows * kMatrixRowBytes / kChunkBytes};
+  }
+
+  course::TensorMapRequest request(const GpuBox& c) const {
+    return matrix_request(c.elem.type, gmem_matrix_.data(), kMatrixRows, kMatrixRowBytes / c.elem.bytes, c.rows,
+                          c.cols(), c.mode);
+  }
+  void launch(const CUtensorMap& map, int elem_bytes, std::uint32_t tx_bytes, int blocks) const {
+    box_window_kernel<<<blocks, 128, kWindowBytes + 1024>>>(map, kXBytes / elem_bytes, kY, tx_bytes,
+                                                            gmem_windows_.data(), gmem_addresses_.data());
+    COURSE_CHECK_LAUNCH();
+  }
+
+  // The box loaded at every place: the raw windows and the box's two addresses per place.
+  struct Landing {
+    std::vector<unsigned char> windows;        // [kPlaces][kWindowBytes]
+    std::vector<unsigned long long> addresses;  // [kPlaces][shared, generic]
+    const unsigned char* window(int place) const { return windows.data() + place * kWindowBytes; }
+  };
+  Landing load(const GpuBox& c) {
+    launch(course::encode_tiled(request(c)), c.elem.bytes, box_tx_bytes(c.inner_bytes, c.rows), kPlaces);
+    COURSE_CHECK(cudaDeviceSynchronize());
+    Landing landing{std::vector<unsigned char>(kPlaces * kWindowBytes), std::vector<unsigned long long>(2 * kPlaces)};
+    gmem_windows_.download(landing.windows.data());
+    gmem_addresses_.download(landing.addresses.data());
+    return landing;
+  }
+
+  // The layouts a window is compared with: the model, and three it could be confused with.
+  enum class Layout { model, rows_packed, offset_ignored, padding_zeroed };
+  static const char* layout_name(Layout layout) {
+    switch (layout) {
+      case Layout::rows_packed: return "box rows packed at the box's width, then swizzled by address";
+      case Layout::offset_ignored: return "the pattern started at the box, not at the 1024-byte boundary";
+      case Layout::padding_zeroed: return "the model with the unwritten rest of each span zeroed";
+      default: return "the model";
+    }
+  }
+  // What the window holds after the load of `c` at `place`, by `layout`: poison everywhere the
+  // load does not write.
+  static std::vector<unsigned char> predicted_window(const GpuBox& c, int place, int offset, Layout layout) {
+    std::vector<unsigned char> window(kWindowBytes, kPoisonByte);
+    const int box_at = kLeadBytes + place * kRowBytes;
+    auto box_byte = [&](int n) { return matrix_byte(kY + n / c.inner_bytes, kXBytes + n % c.inner_bytes); };
+    if (layout == Layout::rows_packed) {
+      for (int n = 0; n < static_cast<int>(box_tx_bytes(c.inner_bytes, c.rows)); ++n) {
+        window[box_at + swizzled_byte(c.mode, n, offset)] = box_byte(n);
+      }
+      return window;
+    }
+    const std::vector<int> footprint =
+        box_footprint(c.mode, c.elem.bytes, c.cols(), c.rows, layout == Layout::offset_ignored ? 0 : offset);
+    for (std::size_t at = 0; at < footprint.size(); ++at) {
+      if (footprint[at] != kUntouched) {
+        window[box_at + at] = box_byte(footprint[at]);
+      } else if (layout == Layout::padding_zeroed) {
+        window[box_at + at] = 0;
+      }
+    }
+    return window;
+  }
+
+  // Whether the window at `place` differs from what `layout` predicts (the layout is ruled out).
+  static bool rules_out(const GpuBox& c, int place, const unsigned char* window, unsigned long long smem_address,
+                        Layout layout) {
+    const int offset = swizzle_offset(c.mode, static_cast<std::uint32_t>(smem_address));
+    const std::vector<unsigned char> predicted = predicted_window(c, place, offset, layout);
+    return !std::equal(predicted.begin(), predicted.end(), window);
+  }
+
+  // "" when every byte of the window at `place` is what the model says, else a report: how many
+  // bytes differ, the first differing 16-byte chunks (where, what the model says, what was found)
+  // and which other layout, if any, the window matches exactly.
+  std::string compare_window(const GpuBox& c, int place, const unsigned char* window,
+                             unsigned long long smem_address) const {
+    if (smem_address % 1024 != static_cast<unsigned long long>(place) * kRowBytes) {
+      return "the box is at shared address " + std::to_string(smem_address) + ", not at place " +
+             std::to_string(place) + " of the 1024-byte repeat (the kernel and the test disagree)";
+    }
+    const int offset = swizzle_offset(c.mode, static_cast<std::uint32_t>(smem_address));
+    const std::vector<unsigned char> expected = predicted_window(c, place, offset, Layout::model);
+    const auto wrong = std::mismatch(expected.begin(), expected.end(), window);
+    if (wrong.first == expected.end()) return "";
+    const int box_at = kLeadBytes + place * kRowBytes;
+    const int footprint = static_cast<int>(box_smem_bytes(c.mode, c.inner_bytes, c.rows));
+    std::ostringstream report;
+    int wrong_bytes = 0, wrong_chunks = 0;
+    for (int at = 0; at < kWindowBytes; at += kChunkBytes) {
+      const int differ = kChunkBytes - static_cast<int>(std::inner_product(
+                                           window + at, window + at + kChunkBytes, expected.begin() + at, 0,
+                                           std::plus<>(), std::equal_to<>()));
+      if (differ == 0) continue;
+      wrong_bytes += differ;
+      if (++wrong_chunks > kReportedChunks) continue;
+      const int from_box = at - box_at;
+      report << "\n  window bytes " << at << "-" << at + kChunkBytes - 1 << " ("
+             << (from_box < 0           ? std::to_string(-from_box) + " bytes before the box"
+                 : from_box < footprint ? "footprint byte " + std::to_string(from_box)
+                                        : std::to_string(from_box - footprint) + " bytes past the footprint")
+             << "): the model says " << name_chunk(c, expected.data() + at) << ", found "
+             << name_chunk(c, window + at);
+    }
+    if (wrong_chunks > kReportedChunks) report << "\n  ... and " << wrong_chunks - kReportedChunks << " more chunks";
+    std::string verdict = "\n  the window matches none of the other layouts either";
+    for (Layout other : {Layout::rows_packed, Layout::offset_ignored, Layout::padding_zeroed}) {
+      const std::vector<unsigned char> alternative = predicted_window(c, place, offset, other);
+      if (alternative != expected && std::equal(alternative.begin(), alternative.end(), window)) {
+        verdict = std::string("\n  the window is exactly what ") + layout_name(other) + " gives";
+      }
+    }
+    return "shared address " + std::to_string(smem_address) + " (offset " + std::to_string(offset) + "), footprint " +
+           std::to_string(footprint) + " bytes: " + std::to_string(wrong_bytes) + " of " +
+           std::to_string(kWindowBytes) + " window bytes differ" + report.str() + verdict;
   }
 
  private:
-  course::DeviceBuffer<std::uint32_t> gmem_matrix_;
-  course::DeviceBuffer<std::uint32_t> gmem_dump_;
+  static constexpr int kReportedChunks = 6;
+  // A 16-byte chunk in words: poison, zeros, a chunk of the box (or of the matrix around it), or its bytes.
+  std::string name_chunk(const GpuBox& c, const unsigned char* chunk) const {
+    const auto all = [&](unsigned char v) {
+      return std::all_of(chunk, chunk + kChunkBytes, [v](unsigned char b) { return b == v; });
+    };
+    if (all(kPoisonByte)) return "poison";
+    if (all(0)) return "zeros";
+    const auto found = chunk_at_.find(std::string(chunk, chunk + kChunkBytes));
+    if (found != chunk_at_.end()) {
+      const auto [row, byte] = found->second;
+      const int box_row = row - kY, box_byte = byte - kXBytes;
+      const bool inside = box_row >= 0 && box_row < c.rows && box_byte >= 0 && box_byte < c.inner_bytes;
+      return inside ? "box row " + std::to_string(box_row) + ", bytes " + std::to_string(box_byte) + "-" +
+                          std::to_string(box_byte + kChunkBytes - 1)
+                    : "matrix row " + std::to_string(row) + ", bytes " + std::to_string(byte) + "-" +
+                          std::to_string(byte + kChunkBytes - 1) + " (outside the box)";
+    }
+    std::string bytes = "bytes";
+    char hex[4];
+    for (int i = 0; i < kChunkBytes; ++i) {
+      std::snprintf(hex, sizeof hex, " %02x", chunk[i]);
+      bytes += hex;
+    }
+    return bytes;
+  }
+
+  course::DeviceBuffer<unsigned char> gmem_matrix_;
+  course::DeviceBuffer<unsigned char> gmem_windows_;
   course::DeviceBuffer<unsigned long long> gmem_addresses_;
+  std::map<std::string, std::pair<int, int>> chunk_at_;  // chunk bytes -> (matrix row, first byte)
 };
 
 class Sm90_SwizzleBoxes : public course::GpuTest {
@@ -725,37 +1007,58 @@ class Sm90_SwizzleBoxes : public course::GpuTest {
   Sm90_SwizzleBoxes() : GpuTest(chapter_info().requirement) {}
 };
 
-// Full-width boxes (a whole span per row, 128 bytes without a swizzle) at every 128-byte shift
-// from a 1024-byte boundary: the offset formula, on the shared and on the generic address.
-TEST_F(Sm90_SwizzleBoxes, FullWidthBoxesAtEveryOffsetLandWhereTheFunctionSays) {
-  BoxProbe probe;
-  for (Swizzle mode : kAllSwizzles) {
-    const int inner_bytes = mode == Swizzle::none ? kRowBytes : span_bytes(mode);
-    for (int shift = 0; shift <= BoxProbe::kMaxShift; shift += kRowBytes) {
-      EXPECT_EQ(probe.check(mode, inner_bytes, 16, shift, true), "") << "shift " << shift;
+// Every legal box of every element size at every 128-byte place of the 1024-byte repeat: every
+// byte of the window (before the box, the footprint with its unwritten padding, after it) must be
+// what the model says, the barrier's expect-tx is box_tx_bytes() (a wrong count would end in the
+// bounded wait's diagnosis), and the guide's formula on the generic address gives the same offset
+// as on the shared-memory address. The first reports are detailed; then a table of wrong shapes.
+TEST_F(Sm90_SwizzleBoxes, EveryLegalBoxOfEveryElementSizeAtEveryPlaceLandsWhereTheModelSays) {
+  constexpr int kDetailedReports = 8;
+  BoxWindowProbe probe;
+  ASSERT_TRUE(probe.chunks_are_unique()) << "two 16-byte chunks of the matrix are equal: a misplaced one could hide";
+  int cases = 0, wrong = 0, generic_disagreements = 0;
+  std::map<std::pair<int, int>, int> wrong_by_width;  // (mode, inner bytes) -> wrong cases
+  using Layout = BoxWindowProbe::Layout;
+  std::map<Layout, int> ruled_out;  // cases the model passes and the other layout does not
+  for (const GpuBox& c : every_legal_box()) {
+    const std::optional<std::string> broken = course::broken_tensor_map_rule(probe.request(c));
+    ASSERT_FALSE(broken) << describe(c) << ": " << *broken;
+    const BoxWindowProbe::Landing landing = probe.load(c);
+    for (int place = 0; place < kPlaces; ++place) {
+      ++cases;
+      const unsigned long long shared = landing.addresses[2 * place], generic = landing.addresses[2 * place + 1];
+      if ((shared / kRowBytes) % 8 != (generic / kRowBytes) % 8) {
+        ++generic_disagreements;
+        ADD_FAILURE() << describe(c) << ", place " << place << ": the guide's formula on the generic address "
+                      << generic << " gives another offset than on the shared address " << shared;
+      }
+      const std::string diff = probe.compare_window(c, place, landing.window(place), shared);
+      if (diff.empty()) {
+        for (Layout other : {Layout::rows_packed, Layout::offset_ignored, Layout::padding_zeroed}) {
+          ruled_out[other] += BoxWindowProbe::rules_out(c, place, landing.window(place), shared, other);
+        }
+        continue;
+      }
+      ++wrong_by_width[{static_cast<int>(c.mode), c.inner_bytes}];
+      if (++wrong <= kDetailedReports) ADD_FAILURE() << describe(c) << ", place " << place << ": " << diff;
     }
   }
-}
-
-// Every box of the sweep the rule check accepts (it must accept every one the model calls
-// legal), at offsets 0 and 3: every element where box_smem_byte() says, nothing written past
-// box_smem_bytes().
-TEST_F(Sm90_SwizzleBoxes, EveryLegalBoxLandsWhereTheModelSays) {
-  BoxProbe probe;
-  int checked = 0;
-  for (const BoxCase& c : box_sweep()) {
-    const std::optional<std::string> broken =
-        course::broken_tensor_map_rule(probe.request(c.mode, c.inner_bytes, c.rows));
-    if (c.legal) {
-      ASSERT_FALSE(broken) << describe(c) << ": " << *broken;
-    }
-    if (broken) continue;  // refused before the driver sees it: no layout to check
-    for (int shift : {0, 384}) {
-      EXPECT_EQ(probe.check(c.mode, c.inner_bytes, c.rows, shift), "") << describe(c) << ", shift " << shift;
-      ++checked;
-    }
+  std::cout << "[ boxes    ] " << cases << " cases (every legal box of 1-, 2-, 4- and 8-byte elements, heights 1, "
+            << "3, 8, 17, at 8 places), " << wrong << " wrong\n";
+  for (const auto& [shape, count] : wrong_by_width) {
+    std::cout << "[ boxes    ]   " << swizzle_name(static_cast<Swizzle>(shape.first)) << ", rows of " << shape.second
+              << " bytes: " << count << " of " << 4 * 4 * kPlaces << " cases wrong\n";
   }
-  EXPECT_EQ(checked, 2 * 4 * (2 + 4 + 8 + 8));
+  // The sweep must tell the model from each layout it could be confused with.
+  for (Layout other : {Layout::rows_packed, Layout::offset_ignored, Layout::padding_zeroed}) {
+    std::cout << "[ boxes    ]   ruled out in " << ruled_out[other] << " cases: "
+              << BoxWindowProbe::layout_name(other) << '\n';
+    EXPECT_GT(ruled_out[other], 0) << "no case tells the model from " << BoxWindowProbe::layout_name(other);
+  }
+  RecordProperty("cases", cases);
+  EXPECT_EQ(wrong, 0) << "the first " << kDetailedReports << " are reported above, the wrong shapes on stdout";
+  EXPECT_EQ(generic_disagreements, 0);
+  EXPECT_EQ(cases, kExpectedBoxCases) << "the sweep must load every legal box at every place";
 }
 
 class Sm90_BoundedWait : public course::GpuTest {
@@ -766,10 +1069,11 @@ class Sm90_BoundedWait : public course::GpuTest {
 // A broken expect_tx: the barrier waits for 16 bytes more than the box brings, so the phase never
 // completes. The bounded wait must name the barrier instead of hanging.
 TEST_F(Sm90_BoundedWait, WrongTransactionCountIsDiagnosed) {
-  BoxProbe probe;
-  const CUtensorMap map = course::encode_tiled(probe.request(Swizzle::b128, kRowBytes, 16));
-  COURSE_EXPECT_DIAGNOSED_HANG(probe.launch(map, 0, 16 * kRowBytes + 16), "bounded wait: gave up .*barrier 'full'",
-                               30.0);
+  BoxWindowProbe probe;
+  const GpuBox box{kElementTypes[2], Swizzle::b128, kRowBytes, 16};
+  const CUtensorMap map = course::encode_tiled(probe.request(box));
+  COURSE_EXPECT_DIAGNOSED_HANG(probe.launch(map, box.elem.bytes, box_tx_bytes(kRowBytes, 16) + 16, 1),
+                               "bounded wait: gave up .*barrier 'full'", 30.0);
 }
 
 // ---- On the GPU: every lesson variant and every lab row --------------------------------------
