@@ -5,47 +5,25 @@
 
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
-#include <vector>
 
-#include "course/buffer.hpp"
-#include "course/check.hpp"
 #include "course/exercise.hpp"
-#include "course/pattern.hpp"
 
 namespace {
 
-using exercise::kBatchElems;
+using exercise::kNotLanded;
 
 std::string attempt(std::size_t num_batches) {
-  std::vector<std::uint32_t> in(num_batches * kBatchElems);
-  course::fill_pattern(in);
-  course::DeviceBuffer<std::uint32_t> gmem_in(in.size());
-  course::DeviceBuffer<std::uint32_t> gmem_out(in.size());
-  gmem_in.upload(in.data());
-  COURSE_CHECK(cudaMemset(gmem_out.data(), 0xFF, gmem_out.bytes()));
-  exercise::launch_bound_copy(gmem_in.data(), gmem_out.data(), num_batches);
-  COURSE_CHECK(cudaGetLastError());
-  COURSE_CHECK(cudaDeviceSynchronize());
-  std::vector<std::uint32_t> out(in.size());
-  gmem_out.download(out.data());
-  for (std::size_t base = 0; base < in.size(); base += kBatchElems) {
-    for (int i = 0; i < kBatchElems; ++i) {
-      const std::uint32_t want = exercise::smooth(in[base + ((i - 1) & (kBatchElems - 1))], in[base + i],
-                                                  in[base + ((i + 1) & (kBatchElems - 1))]);
-      if (out[base + i] != want) {
-        std::ostringstream line;
-        line << num_batches << " batches: element " << base + i << " (batch " << base / kBatchElems << ") is 0x"
-             << std::hex << out[base + i] << ", expected 0x" << want
-             << (out[base + i] == exercise::smooth(exercise::kNotLanded, exercise::kNotLanded, exercise::kNotLanded)
-                     ? ": the block computed before the batch had landed in shared memory"
-                     : "");
-        return line.str();
-      }
-    }
-  }
-  return "";
+  return course::attempt_smoothed_batches(
+      std::to_string(num_batches) + " batches", num_batches, exercise::kBatchElems, exercise::smooth,
+      [&](const std::uint32_t* gmem_in, std::uint32_t* gmem_out) {
+        exercise::launch_bound_copy(gmem_in, gmem_out, num_batches);
+      },
+      [](std::uint32_t word) -> std::string {
+        return word == exercise::smooth(kNotLanded, kNotLanded, kNotLanded)
+                   ? ": the block computed before the batch had landed in shared memory"
+                   : "";
+      });
 }
 
 class Sm80_ExerciseBoundCopy : public course::GpuTest {

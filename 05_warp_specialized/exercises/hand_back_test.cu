@@ -6,44 +6,20 @@
 
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
-#include <vector>
 
-#include "course/buffer.hpp"
-#include "course/check.hpp"
 #include "course/exercise.hpp"
-#include "course/pattern.hpp"
 
 namespace {
 
 std::string attempt(std::size_t num_batches, unsigned max_blocks) {
-  std::vector<std::uint32_t> in(num_batches * kBatchElems);
-  course::fill_pattern(in);
-  course::DeviceBuffer<std::uint32_t> gmem_in(in.size());
-  course::DeviceBuffer<std::uint32_t> gmem_out(in.size());
-  gmem_in.upload(in.data());
-  COURSE_CHECK(cudaMemset(gmem_out.data(), 0xFF, gmem_out.bytes()));
-  exercise::launch_hand_back(gmem_in.data(), gmem_out.data(), num_batches, max_blocks);
-  COURSE_CHECK(cudaGetLastError());
-  COURSE_CHECK(cudaDeviceSynchronize());
-  std::vector<std::uint32_t> out(in.size());
-  gmem_out.download(out.data());
-  for (std::size_t base = 0; base < in.size(); base += kBatchElems) {
-    for (int i = 0; i < kBatchElems; ++i) {
-      const std::uint32_t want = exercise::smooth(in[base + ((i - 1) & (kBatchElems - 1))], in[base + i],
-                                                  in[base + ((i + 1) & (kBatchElems - 1))]);
-      if (out[base + i] != want) {
-        std::ostringstream line;
-        line << num_batches << " batches, " << max_blocks << " block(s) at most: element " << base + i << " (batch "
-             << base / kBatchElems << ") is 0x" << std::hex << out[base + i] << ", expected 0x" << want
-             << (out[base + i] == 0xFFFFFFFFu ? ": never written"
-                                              : ": computed from a buffer that did not hold this batch");
-        return line.str();
-      }
-    }
-  }
-  return "";
+  return course::attempt_smoothed_batches(
+      std::to_string(num_batches) + " batches, " + std::to_string(max_blocks) + " block(s) at most", num_batches,
+      kBatchElems, exercise::smooth,
+      [&](const std::uint32_t* gmem_in, std::uint32_t* gmem_out) {
+        exercise::launch_hand_back(gmem_in, gmem_out, num_batches, max_blocks);
+      },
+      [](std::uint32_t) -> std::string { return ": computed from a buffer that did not hold this batch"; });
 }
 
 class Sm80_ExerciseHandBack : public course::GpuTest {

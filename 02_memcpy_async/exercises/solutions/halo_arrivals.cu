@@ -11,11 +11,10 @@
 // completes a phase of full_bar, and what each thread's copies add to it (the chapter page's
 // cuda::barrier section), then repair the kernel.
 // The window holds a marker, kNotLanded, before each tile's copies, and the test plays the worst
-// order a GPU may choose (see below): a kernel that computes before the window has landed reads
-// the marker every time, not now and then.
+// order a GPU may choose (worst_order.cuh, which the kernel calls): a kernel that computes before
+// the window has landed reads the marker every time, not now and then.
 // Needs: compute capability 8.0+ (LDGSTS, mbarrier); on other GPUs the test is skipped.
 // Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R halo_arrivals)
-#include <cuda/atomic>
 #include <cuda/barrier>
 
 #include <cstddef>
@@ -23,6 +22,7 @@
 
 #include "course/check.hpp"
 #include "course/wait.cuh"
+#include "worst_order.cuh"  // the test's scaffolding: hold_before_copies, record_computed
 
 namespace exercise {
 
@@ -55,50 +55,11 @@ __device__ inline WindowCopies window_copies(int t) {
   return {1, {kHalo + t, 0}};
 }
 
-// ---- The worst order (the test's scaffolding; leave it as it is) ------------------------------
-
-// Every warp but the first is held back before its copies, for at most kHoldNs, until the warp
-// before it has computed the tile. A correct kernel computes nothing before every copy has
-// landed, so there the hold only runs out and costs time; a kernel that computes too early makes
-// the warp before read slots that still hold kNotLanded, every time.
-constexpr unsigned long long kHoldNs = 1000000;  // 1 ms
-
-struct WarpProgress {
-  int computed[kWarps];  // the last of this block's tiles (0, 1, ...) each warp computed; -1 before
-};
-
-__device__ inline unsigned long long now_ns() {
-  unsigned long long ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
-
-__device__ inline void hold_before_copies(WarpProgress& progress, int it) {
-  const int warp = threadIdx.x / 32;
-  if (warp > 0 && threadIdx.x % 32 == 0) {
-    cuda::atomic_ref<int, cuda::thread_scope_block> before(progress.computed[warp - 1]);
-    const unsigned long long start = now_ns();
-    while (before.load(cuda::std::memory_order_acquire) < it && now_ns() - start < kHoldNs) {
-    }
-  }
-  __syncwarp();
-}
-
-__device__ inline void record_computed(WarpProgress& progress, int it) {
-  __syncwarp();
-  if (threadIdx.x % 32 == 0) {
-    cuda::atomic_ref<int, cuda::thread_scope_block>(progress.computed[threadIdx.x / 32])
-        .store(it, cuda::std::memory_order_release);
-  }
-}
-
-// ---- The kernel ---------------------------------------------------------------------------------
-
 __global__ void __launch_bounds__(kBlockThreads)
     halo_arrivals_kernel(const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
   __shared__ float smem_window[kWindowElems];
   __shared__ block_barrier full_bar;  // its phase completes when the whole window has landed
-  __shared__ WarpProgress progress;
+  __shared__ WarpProgress<kWarps> progress;
   // Every thread arrives once per tile; each thread's copies hold the phase open by themselves
   // (the arrive-on adds its own expected arrival and makes it when they land), so they add nothing.
   if (threadIdx.x == 0) init(&full_bar, blockDim.x);
