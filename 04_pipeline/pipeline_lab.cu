@@ -8,11 +8,18 @@
 //     cuda::pipeline with every lane issuing its copies in its own turn, committing (or calling
 //     producer_commit) inside its turn, diverged, or after __syncwarp(), converged.
 // Every row is verified bit for bit before it is timed, as in the lesson.
+// --timeline=FILE runs cuda_pipeline_s3 once more with per-stage events recorded (issue, land,
+// consume, release of blocks 0-3) and writes them as CSV; scripts/draw_timelines.py draws them.
 // Hardware: compute capability 8.0+ (LDGSTS), as the lesson.
-// Run: build/04_pipeline/pipeline_lab [--bench] [--variant=NAME] [--size=N]
+// Run: build/04_pipeline/pipeline_lab [--bench] [--variant=NAME] [--size=N] [--timeline=FILE]
 // Guide: https://docs.nvidia.com/cuda/archive/11.8.0/cuda-c-programming-guide/index.html#warp-entanglement-commit
 //        https://docs.nvidia.com/cuda/archive/11.8.0/cuda-c-programming-guide/index.html#keep-commit-and-arrive-on-operations-converged
 #include "pipeline.cu"  // the lesson: the batch, compute_batch, the four kernels, resident_grid, Problem, verify
+
+#include <stdexcept>
+#include <string>
+
+#include "course/timeline.hpp"  // --timeline: the recorder and the CSV (measurement only)
 
 namespace lab {
 
@@ -249,6 +256,100 @@ const Variant kVariants[] = {
 };
 #undef STAGE_SWEEP
 
+// ---- Timeline: the block-scope cuda::pipeline with its events recorded (--timeline=FILE) ----
+
+/// [recorded_cuda_pipeline]
+// cuda_pipeline_kernel<kStages> line for line, plus the four recording points of
+// course/timeline.hpp (blocks 0-3, their first 16 batches). Every thread produces and consumes;
+// thread 0 records both roles: issue after its producer_acquire, then land, consume, release.
+template <int kStages>
+__global__ void __launch_bounds__(kBlockThreads)
+    recorded_cuda_pipeline_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
+                                  course::timeline::Recorder recorder) {
+  using course::timeline::Kind;
+  using course::timeline::Role;
+  extern __shared__ uint4 smem_dynamic[];  // [kStages][kBatchElems] uint32
+  std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
+  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> pipe_state;  // full + empty per stage
+  cg::thread_block block = cg::this_thread_block();
+  cuda::pipeline<cuda::thread_scope_block> pipe = cuda::make_pipeline(block, &pipe_state);  // inits + block sync
+  const std::size_t num_mine = block_batch_count(num_batches);
+  const bool is_recorder = threadIdx.x == 0;
+  auto fetch = [&](std::size_t k, int stage) {
+    if (k >= num_mine) return;  // each stage has its own barrier: nothing to commit in the drain
+    pipe.producer_acquire();    // stage free: every thread released what it read from it last round
+    if (is_recorder) recorder.record(Kind::issue, Role::producer, stage, static_cast<std::uint32_t>(k));
+    cuda::memcpy_async(block, smem_stages + stage * kBatchElems, gmem_in + block_batch(k) * kBatchElems,
+                       cuda::aligned_size_t<kChunkBytes>(kBatchBytes), pipe);
+    pipe.producer_commit();  // arrive-on + arrive on the stage's full barrier
+  };
+
+  for (int s = 0; s < kStages; ++s) fetch(s, s);  // prime: up to kStages batches in flight
+  course::StageCursor<kStages> cursor;            // batch k is in stage k % kStages, round k / kStages
+  for (std::size_t k = 0; k < num_mine; ++k, cursor.advance()) {
+    const auto iteration = static_cast<std::uint32_t>(k);
+    course::bounded_consumer_wait(pipe, {"full", cursor.stage, cursor.phase});  // every thread's copies landed
+    if (is_recorder) recorder.record(Kind::land, Role::consumer, cursor.stage, iteration);
+    compute_batch(smem_stages + cursor.stage * kBatchElems, gmem_out + block_batch(k) * kBatchElems);
+    if (is_recorder) recorder.record(Kind::consume, Role::consumer, cursor.stage, iteration);
+    pipe.consumer_release();  // arrive on the stage's empty barrier: this thread is done reading it
+    if (is_recorder) recorder.record(Kind::release, Role::consumer, cursor.stage, iteration);
+    fetch(k + kStages, cursor.stage);  // steady state: refill the stage; drain: nothing
+  }
+}
+/// [recorded_cuda_pipeline]
+
+constexpr int kTimelineStages = 3;
+constexpr const char* kTimelineVariant = "cuda_pipeline_s3";
+constexpr std::size_t kTimelineBytes = 32u << 20;  // 4096 batches: about 31 per block on an H100
+
+struct TimelineRun {
+  std::vector<course::timeline::Event> events;
+  course::Comparison result;  // the recorded run's output against the reference
+  unsigned grid = 0;
+};
+
+// One run of the 3-stage block-scope pipeline on `problem` with blocks 0 .. max_blocks - 1
+// recording their first max_iterations batches; poisoned, launched, synchronised and compared.
+TimelineRun record_cuda_pipeline(Problem& problem, std::uint32_t max_blocks, std::uint32_t max_iterations) {
+  constexpr auto kernel = recorded_cuda_pipeline_kernel<kTimelineStages>;
+  constexpr int kSmemBytes = kTimelineStages * kBatchBytes;
+  course::timeline::Recording recording(max_blocks, max_iterations);
+  const unsigned grid = resident_grid(problem.num_batches, 0);
+  problem.gmem_out.poison();
+  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  kernel<<<grid, kBlockThreads, kSmemBytes>>>(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_batches,
+                                             recording.recorder());
+  COURSE_CHECK_LAUNCH();
+  COURSE_CHECK(cudaDeviceSynchronize());
+  return {recording.events(), problem.gmem_out.check(problem.expected, kBatchElems), grid};
+}
+
+// --timeline=FILE: verified first (chapter_main), then recorded, checked again, and written.
+void write_timeline(const course::Options& opts, std::ostream& log) {
+  using namespace course::timeline;
+  Problem problem(opts.size_bytes / kBatchBytes);
+  const TimelineRun run = record_cuda_pipeline(problem, kDefaultBlocks, kDefaultIterations);
+  if (!run.result.ok()) {
+    throw std::runtime_error("timeline: the recorded pipeline's output is wrong: " + run.result.summary() + "\n" +
+                             run.result.first);
+  }
+  Header header;
+  header.program = "pipeline_lab";
+  header.variant = kTimelineVariant;
+  header.size_bytes = opts.size_bytes;
+  header.device = course::describe(course::query_device());
+  header.toolkit = toolkit_line();
+  header.date = utc_now();
+  header.notes = {"block-scope cuda::pipeline of " + std::to_string(kTimelineStages) + " stages x 8 KiB (LDGSTS), " +
+                      std::to_string(run.grid) + " blocks of " + std::to_string(kBlockThreads) + " threads, one per SM",
+                  "recorded: blocks 0-" + std::to_string(kDefaultBlocks - 1) + ", their first " +
+                      std::to_string(kDefaultIterations) + " batches, all events by thread 0 (every thread produces and consumes)",
+                  "issue = thread 0's producer_acquire returned; release = its consumer_release"};
+  write_csv_file(opts.timeline, header, run.events);
+  log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
+}
+
 // ---- run(): verify every row, then time the correct ones ----------------------------------
 
 void run(const course::Options& opts, course::Report& report) {
@@ -273,6 +374,9 @@ course::ChapterInfo chapter_info() {
     print_pipeline_schedule<1>(out, 3);
     print_pipeline_schedule<2>(out, 4);
   };
+  info.timeline = write_timeline;
+  info.timeline_variant = kTimelineVariant;
+  info.timeline_bytes = kTimelineBytes;
   return info;
 }
 

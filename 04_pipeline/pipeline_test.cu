@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -53,6 +55,18 @@ TEST(HostPipeline, LessonHasEachFlavourOnceAndTheLabEveryStageCountOfEach) {
       EXPECT_EQ(found, 1) << name;
     }
   }
+}
+
+TEST(HostPipeline, TheLabRecordsAThreeStageBlockScopePipelineAsItsTimeline) {
+  const course::ChapterInfo lesson = chapter_info(), lab = lab::chapter_info();
+  EXPECT_FALSE(lesson.timeline) << "a lesson records no timeline";
+  ASSERT_TRUE(lab.timeline);
+  int found = 0;
+  for (const lab::Variant& v : lab::kVariants) found += (lab.timeline_variant == v.name && v.stages == 3) ? 1 : 0;
+  EXPECT_EQ(found, 1) << lab.timeline_variant << ": a 3-stage row of the lab";
+  EXPECT_FALSE(lab.size_rule(lab.timeline_bytes));
+  EXPECT_GE(lab.timeline_bytes / kBatchBytes, 132u * course::timeline::kDefaultIterations)
+      << "on an H100 (132 SMs, one block each) every block has at least the recorded number of batches";
 }
 
 // ---- One block's schedule --------------------------------------------------------------------
@@ -413,6 +427,59 @@ TEST_F(Sm80_PipelineDiagnosis, OneThreadCommittingIsDiagnosedNotHung) {
   COURSE_EXPECT_DIAGNOSED_HANG(
       (lab::launch_stages<one_thread_commits_kernel, 2>(problem.gmem_in.data(), problem.gmem_out.data(), 8, 1)),
       "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
+}
+
+
+// ---- The timeline (--timeline): the recorded pipeline is right, and so are its events -------
+
+class Sm80_PipelineTimeline : public course::GpuTest {
+ protected:
+  Sm80_PipelineTimeline() : GpuTest(chapter_info().requirement) {}
+};
+
+TEST_F(Sm80_PipelineTimeline, EveryRecordedBatchMakesARoundTripAndTheNextIsInFlightBeforeItsRelease) {
+  using course::timeline::Event;
+  using course::timeline::Kind;
+  constexpr std::size_t kNumBatches = 4096;
+  Problem problem(kNumBatches);
+  const lab::TimelineRun run = lab::record_cuda_pipeline(problem, 4, 16);
+  ASSERT_TRUE(run.result.ok()) << run.result.summary() << '\n' << run.result.first;
+  EXPECT_EQ(course::timeline::round_trip_problems(run.events, lab::kTimelineStages), "");
+  for (std::uint32_t block = 0; block < 4; ++block) {
+    const std::size_t mine = (kNumBatches - block + run.grid - 1) / run.grid;
+    const std::size_t recorded = std::min<std::size_t>(mine, 16);
+    for (const Kind kind : {Kind::issue, Kind::land, Kind::consume, Kind::release}) {
+      const auto n = std::count_if(run.events.begin(), run.events.end(), [&](const Event& e) {
+        return e.block == block && e.kind == static_cast<std::uint32_t>(kind);
+      });
+      EXPECT_EQ(static_cast<std::size_t>(n), recorded) << "block " << block << ", kind " << static_cast<int>(kind);
+    }
+    // Batch k + 1 was issued at the prime or at the release of batch k + 1 - 3: before batch k's release.
+    for (const Event& next : run.events) {
+      if (next.block != block || next.kind != static_cast<std::uint32_t>(Kind::issue) || next.iteration == 0) continue;
+      for (const Event& e : run.events) {
+        if (e.block == block && e.iteration + 1 == next.iteration && e.kind == static_cast<std::uint32_t>(Kind::release)) {
+          EXPECT_LE(next.t_ns, e.t_ns) << "block " << block << ": batch " << next.iteration;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(Sm80_PipelineTimeline, WritesTheCsvTheScriptDraws) {
+  course::Options opts;
+  opts.size_bytes = 2048 * kBatchBytes;
+  opts.timeline = ::testing::TempDir() + "pipeline_timeline.csv";
+  std::ostringstream log;
+  lab::write_timeline(opts, log);
+  std::ifstream file(opts.timeline);
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str().rfind("# timeline: pipeline_lab, variant cuda_pipeline_s3, size 16777216 bytes", 0), 0u)
+      << text.str().substr(0, 200);
+  EXPECT_NE(text.str().find("\nblock,sm,role,stage,iteration,kind,t_ns\n0,"), std::string::npos);
+  EXPECT_NE(text.str().find(",producer,0,0,issue,"), std::string::npos);
+  EXPECT_NE(log.str().find("events written to " + opts.timeline), std::string::npos) << log.str();
 }
 
 }  // namespace

@@ -332,7 +332,7 @@ inline Options resolve_options(int argc, char** argv, const ChapterInfo& info,
   }
   if (!opts.timeline.empty()) {
     if (!info.timeline) {
-      throw UsageError("--timeline: this program records no timeline (the labs of 04, 05, 06 and 10 do)");
+      throw UsageError("this program records no timeline: --timeline is offered by the labs of 04, 05, 06 and 10");
     }
     if (!opts.variant.empty() && opts.variant != info.timeline_variant) {
       throw UsageError("--timeline records the variant " + info.timeline_variant +
