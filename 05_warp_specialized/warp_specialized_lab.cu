@@ -7,9 +7,17 @@
 // released it. More buffers let the producer run further ahead, but take shared memory (8 KiB
 // each), and with it resident blocks per SM, whose producer warps keep copies in flight too.
 // Every row is verified bit for bit before it is timed, as in the lesson.
+// --timeline=FILE runs mbarrier_2stage once more with per-stage events recorded (the producer's
+// issues, the consumers' land, consume, release in blocks 0-3) and writes them as CSV;
+// scripts/draw_timelines.py draws them.
 // Hardware: compute capability 8.0+ (LDGSTS and mbarrier), as the lesson.
-// Run: build/05_warp_specialized/warp_specialized_lab [--bench] [--variant=NAME] [--size=N]
+// Run: build/05_warp_specialized/warp_specialized_lab [--bench] [--variant=NAME] [--size=N] [--timeline=FILE]
 #include "warp_specialized.cu"  // the lesson: the batch, consume_batch, the kernels, launch_resident, Problem, verify
+
+#include <stdexcept>
+#include <string>
+
+#include "course/timeline.hpp"  // --timeline: the recorder and the CSV (measurement only)
 
 namespace lab {
 
@@ -100,6 +108,139 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+// ---- Timeline: the raw-mbarrier ring with its events recorded (--timeline=FILE) ------------------
+
+/// [recorded_mbarrier]
+// produce_batches, consume_batches and mbarrier_kernel line for line, plus the four recording
+// points of course/timeline.hpp (blocks 0-3, their first 16 batches): lane 0 of the producer
+// warp records each issue, consumer thread 0 (lane 0 of warp 1) the land, consume and release.
+// `iteration` counts the block's batches: batch number `iteration` sits in buffer iteration % kStages.
+template <int kStages>
+__device__ void recorded_produce_batches(const std::uint32_t* gmem_in, std::uint32_t* smem_batches,
+                                         std::uint64_t* full_bar, std::uint64_t* empty_bar, std::size_t num_batches,
+                                         int lane_idx, course::timeline::Recorder recorder) {
+  using course::timeline::Kind;
+  using course::timeline::Role;
+  course::StageCursor<kStages> cursor;
+  std::uint32_t iteration = 0;
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance(), ++iteration) {
+    // The buffer is free once empty_bar[stage] completed the phase before cursor.phase (round 0: at once).
+    course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u,
+                                {"empty", cursor.stage, cursor.phase ^ 1u});
+    if (lane_idx == 0) recorder.record(Kind::issue, Role::producer, cursor.stage, iteration);  // the buffer is free
+    for (int k = 0; k < kChunksPerProducer; ++k) {
+      const ChunkCopy copy = producer_chunk(batch, cursor.stage, lane_idx, k);
+      __pipeline_memcpy_async(smem_batches + copy.smem_elem, gmem_in + copy.gmem_elem, kChunkBytes);
+    }
+    arrive_when_copies_land(&full_bar[cursor.stage]);  // one of kFullArrivals, made when this lane's chunks land
+  }
+}
+
+template <int kStages>
+__device__ void recorded_consume_batches(const std::uint32_t* smem_batches, std::uint32_t* gmem_out,
+                                         std::uint64_t* full_bar, std::uint64_t* empty_bar, std::size_t num_batches,
+                                         int consumer_idx, course::timeline::Recorder recorder) {
+  using course::timeline::Kind;
+  using course::timeline::Role;
+  const bool is_recorder = consumer_idx == 0;
+  course::StageCursor<kStages> cursor;
+  std::uint32_t iteration = 0;
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance(), ++iteration) {
+    // The batch is complete when all kFullArrivals producer lanes' copies landed in this round.
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
+    if (is_recorder) recorder.record(Kind::land, Role::consumer, cursor.stage, iteration);
+    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems, consumer_idx);
+    if (is_recorder) recorder.record(Kind::consume, Role::consumer, cursor.stage, iteration);
+    __syncwarp();  // every lane of this warp has finished reading the buffer...
+    if (consumer_idx % kWarpThreads == 0) {
+      if (is_recorder) recorder.record(Kind::release, Role::consumer, cursor.stage, iteration);  // this warp's hand-back
+      (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // ...so one arrival speaks for the warp
+    }
+  }
+}
+
+template <int kStages>
+__global__ void __launch_bounds__(kBlockThreads)
+    recorded_mbarrier_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
+                             std::size_t num_batches, course::timeline::Recorder recorder) {
+  __shared__ alignas(16) std::uint32_t smem_batches[kStages * kBatchElems];  // [kStages][kBatchElems]
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];   // buffer `stage` holds a complete batch
+  __shared__ alignas(8) std::uint64_t empty_bar[kStages];  // buffer `stage` may be overwritten
+  if (threadIdx.x == 0) {
+    for (int stage = 0; stage < kStages; ++stage) {
+      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});    // one per producer lane
+      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kEmptyArrivals});  // one per consumer warp
+    }
+  }
+  __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
+
+  if (threadIdx.x / kWarpThreads == 0) {
+    recorded_produce_batches<kStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x, recorder);
+  } else {
+    recorded_consume_batches<kStages>(smem_batches, gmem_out, full_bar, empty_bar, num_batches,
+                                      threadIdx.x - kProducerThreads, recorder);
+  }
+}
+/// [recorded_mbarrier]
+
+constexpr int kTimelineStages = 2;
+constexpr const char* kTimelineVariant = "mbarrier_2stage";  // the lesson's mbarrier kernel, as the lab names it
+constexpr std::size_t kTimelineBytes = 256u << 20;  // 32768 batches: about 20 per block on an H100
+
+struct TimelineRun {
+  std::vector<course::timeline::Event> events;
+  course::Comparison result;  // the recorded run's output against the reference
+  unsigned grid = 0;
+};
+
+// One run of the 2-buffer raw-mbarrier ring on `problem` (its max_blocks too) with blocks
+// 0 .. max_recorded - 1 recording their first max_iterations batches; poisoned, launched,
+// synchronised and compared like every row.
+TimelineRun record_mbarrier_ring(Problem& problem, std::uint32_t max_recorded, std::uint32_t max_iterations) {
+  constexpr auto kernel = recorded_mbarrier_kernel<kTimelineStages>;
+  course::timeline::Recording recording(max_recorded, max_iterations);
+  int device = 0, num_sms = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, 0));
+  std::size_t grid = static_cast<std::size_t>(num_sms) * blocks_per_sm;  // as launch_resident: all resident at once
+  if (problem.max_blocks != 0 && problem.max_blocks < grid) grid = problem.max_blocks;
+  if (problem.num_batches < grid) grid = problem.num_batches;
+  problem.gmem_out.poison();
+  kernel<<<static_cast<unsigned>(grid), kBlockThreads>>>(problem.gmem_in.data(), problem.gmem_out.data(),
+                                                         problem.num_batches, recording.recorder());
+  COURSE_CHECK_LAUNCH();
+  COURSE_CHECK(cudaDeviceSynchronize());
+  return {recording.events(), problem.gmem_out.check(problem.expected, kBatchElems), static_cast<unsigned>(grid)};
+}
+
+// --timeline=FILE: verified first (chapter_main), then recorded, checked again, and written.
+void write_timeline(const course::Options& opts, std::ostream& log) {
+  using namespace course::timeline;
+  Problem problem(opts.size_bytes / kBatchBytes);
+  const TimelineRun run = record_mbarrier_ring(problem, kDefaultBlocks, kDefaultIterations);
+  if (!run.result.ok()) {
+    throw std::runtime_error("timeline: the recorded ring's output is wrong: " + run.result.summary() + "\n" +
+                             run.result.first);
+  }
+  Header header;
+  header.program = "warp_specialized_lab";
+  header.variant = kTimelineVariant;
+  header.size_bytes = opts.size_bytes;
+  header.device = course::describe(course::query_device());
+  header.toolkit = toolkit_line();
+  header.date = utc_now();
+  header.notes = {"ring of " + std::to_string(kTimelineStages) + " buffers x 8 KiB, raw full/empty mbarriers, 1 producer warp " +
+                      "(LDGSTS) + 4 consumer warps; " + std::to_string(run.grid) + " blocks of " +
+                      std::to_string(kBlockThreads) + " threads",
+                  "recorded: blocks 0-" + std::to_string(kDefaultBlocks - 1) + ", their first " +
+                      std::to_string(kDefaultIterations) + " batches; issue by producer lane 0 after its empty wait, " +
+                      "land, consume, release by consumer thread 0",
+                  "release = consumer warp 1's arrival on empty_bar; the buffer is free once all 4 consumer warps arrived"};
+  write_csv_file(opts.timeline, header, run.events);
+  log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
+}
+
 // ---- The variant table: the lesson's Variant, launched by the lesson's launch_resident ---------
 
 const Variant kVariants[] = {
@@ -142,6 +283,9 @@ course::ChapterInfo chapter_info() {
       "The lesson's two kernels, the partitioned cuda::pipeline and the raw full/empty mbarriers, with a\n"
       "ring of 1, 2, 3 and 4 buffers of 8 KiB per block (the lesson has 2).";
   info.host_model = print_lab_model;
+  info.timeline = write_timeline;
+  info.timeline_variant = kTimelineVariant;
+  info.timeline_bytes = kTimelineBytes;
   return info;
 }
 
