@@ -16,6 +16,9 @@
 #                    result differs between runs fails the step
 #   --repeat=N       after the tests step, runs every GPU test up to N times more (step "repeat",
 #                    ctest --repeat until-fail:N); one failure in any repetition fails the step
+#   --prebuilt       neither configures nor builds: uses build-gpu/ as an earlier run left it (so
+#                    that several checks, e.g. one per GPU with CUDA_VISIBLE_DEVICES and
+#                    --chapters, can share one build); fails when build-gpu/ has no manifest
 #
 # Steps (each logged to OUTDIR/<step>.log; a failing step does not stop the others):
 #   configure, build   Release build in build-gpu/ (Ninja when installed)
@@ -38,12 +41,13 @@
 # listed but is not a failure.
 set -uo pipefail
 
-usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--tools=LIST] [--sanitizer-runs=N] [--repeat=N]" >&2; exit 2; }
-outdir="" quick=0 only_chapters="" only_steps="tests,bench,timelines,sanitizer,ncu,exercises" arch="" sanitizer_runs=3 repeat=0
+usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--tools=LIST] [--sanitizer-runs=N] [--repeat=N] [--prebuilt]" >&2; exit 2; }
+outdir="" quick=0 prebuilt=0 only_chapters="" only_steps="tests,bench,timelines,sanitizer,ncu,exercises" arch="" sanitizer_runs=3 repeat=0
 only_tools="memcheck,racecheck,synccheck,initcheck"
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
+    --prebuilt) prebuilt=1 ;;
     --chapters=*) only_chapters=${arg#--chapters=} ;;
     --steps=*) only_steps=${arg#--steps=} ;;
     --arch=*) arch=${arg#--arch=} ;;
@@ -122,7 +126,13 @@ arch_args=()
 [[ -n $arch ]] && arch_args=("-DCOURSE_CUDA_ARCHITECTURES=${arch//,/;}")
 # With --chapters only those chapters are configured (COURSE_ONLY_CHAPTERS); otherwise all.
 arch_args+=("-DCOURSE_ONLY_CHAPTERS=$(IFS=';'; echo "${only_chapters:+${chapters[*]}}")")
-if cmake -S . -B "$build" ${generator[@]+"${generator[@]}"} ${arch_args[@]+"${arch_args[@]}"} -DCMAKE_BUILD_TYPE=Release >"$outdir/configure.log" 2>&1; then
+if ((prebuilt)); then
+  if [[ -f $build/course_programs.txt ]]; then
+    record configure skip "--prebuilt: $build as it is"
+  else
+    record configure fail "--prebuilt, but $build has no course_programs.txt: run once without --prebuilt"
+  fi
+elif cmake -S . -B "$build" ${generator[@]+"${generator[@]}"} ${arch_args[@]+"${arch_args[@]}"} -DCMAKE_BUILD_TYPE=Release >"$outdir/configure.log" 2>&1; then
   record configure pass
 else
   record configure fail "see configure.log"
@@ -147,7 +157,9 @@ while read -r m_ch m_kind m_name m_target m_path; do
   [[ $m_kind == lab ]] && lab_of[$m_ch]=$key
 done <"$build/course_programs.txt" 2>/dev/null
 echo "==> programs: ${programs[*]:-none}"
-if cmake --build "$build" -j "$(nproc)" ${target_args[@]+"${target_args[@]}"} >"$outdir/build.log" 2>&1; then
+if ((prebuilt)); then
+  record build skip "--prebuilt"
+elif cmake --build "$build" -j "$(nproc)" ${target_args[@]+"${target_args[@]}"} >"$outdir/build.log" 2>&1; then
   record build pass
 else
   record build fail "see build.log"
