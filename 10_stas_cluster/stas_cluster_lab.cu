@@ -10,12 +10,18 @@
 //     Every row runs the lesson's grid (the blocks of the clusters of 8 that fit at once), so all
 //     rows move the same bytes; a smaller cluster makes more, shorter rings.
 // Every row is verified bit for bit before it is timed, as in the lesson.
+// --timeline=FILE runs stas_ring_s2_c8 once more with per-message events recorded (send issued,
+// landed, consumed, released, in blocks 0-3) and writes them as CSV; scripts/draw_timelines.py draws them.
 // Hardware: compute capability 9.0 (clusters, distributed shared memory, st.async), as the lesson.
-// Run: build/10_stas_cluster/stas_cluster_lab [--bench] [--variant=NAME] [--size=BYTES_PER_BLOCK]
+// Run: build/10_stas_cluster/stas_cluster_lab [--bench] [--variant=NAME] [--size=BYTES_PER_BLOCK] [--timeline=FILE]
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-stas
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "stas_cluster.cu"  // the lesson: the ring, its wait, launchers, queries, Problem, verify
+
+#include "course/timeline.hpp"  // --timeline: the recorder and the CSV (measurement only)
 
 namespace lab {
 
@@ -88,6 +94,142 @@ __global__ void __launch_bounds__(kThreads) stas_ring_any_cluster_kernel(std::ui
   stas_ring<kRingStages>(gmem_out, num_iterations);
 }
 
+// ---- Timeline: the lesson's ring with its events recorded (--timeline=FILE) -------------------
+
+/// [recorded_stas_ring]
+// The lesson's stas_ring<2> in clusters of 8, line for line, plus the four recording points of
+// course/timeline.hpp (blocks 0-3, their first 16 messages), all by thread 0: as the sender, when
+// its ready wait returned and it starts its part of message `it` into the right neighbour
+// (issue); as the receiver, when its filled wait returned (land), when it has read its part
+// (consume), and when the whole block has read the message, just before the release (release).
+__global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kThreads)
+    recorded_stas_ring_kernel(std::uint32_t* gmem_out, std::uint32_t num_iterations,
+                              course::timeline::Recorder recorder) {
+  using course::timeline::Kind;
+  using course::timeline::Role;
+  constexpr int kRingStages = 2;
+  __shared__ alignas(16) std::uint32_t smem_message[kRingStages][kMessageElems];  // written by the left neighbour
+  __shared__ std::uint64_t filled_bar[kRingStages];  // phase k: the k-th message into this stage has landed
+  __shared__ std::uint64_t ready_bar[kRingStages];   // phase k: the right neighbour has read our k-th message
+  cg::cluster_group cluster = cg::this_cluster();
+  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
+  const unsigned rank = cluster.block_rank(), ring_size = cluster.num_blocks();
+  const bool is_leader_warp = warp.meta_group_rank() == 0;
+  const bool is_recorder = threadIdx.x == 0;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kRingStages; ++s) {
+      ptx::mbarrier_init(&filled_bar[s], 1);  // one arrival per phase: our own arrive.expect_tx
+      ptx::mbarrier_init(&ready_bar[s], 1);   // one arrival per phase: the right neighbour's, for its block
+    }
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the inits are visible cluster-wide...
+  }
+  cluster.sync();  // ...before any block writes into or arrives on another; also: every block has started
+
+  std::uint32_t* dsmem_right_message = cluster.map_shared_rank(&smem_message[0][0], ring_right(rank, ring_size));
+  std::uint64_t* dsmem_right_filled = cluster.map_shared_rank(&filled_bar[0], ring_right(rank, ring_size));
+  std::uint64_t* dsmem_left_ready = cluster.map_shared_rank(&ready_bar[0], ring_left(rank, ring_size));
+
+  std::uint32_t digest = kDigestStart;
+  uint4 received[kVecsPerThread];
+  course::StageCursor<kRingStages> cursor;
+  for (std::uint32_t it = 0; it < num_iterations; ++it, cursor.advance()) {
+    // The right neighbour has read what we sent into this stage kRingStages iterations ago.
+    wait_parity_cluster(&ready_bar[cursor.stage], cursor.phase ^ 1u, {"ready", cursor.stage, cursor.phase ^ 1u});
+    if (is_recorder) recorder.record(Kind::issue, Role::producer, cursor.stage, it);
+    for (int k = 0; k < kVecsPerThread; ++k) {
+      const uint4 vector = message_vector(it, k);
+      const std::uint32_t words[kVecElems] = {vector.x, vector.y, vector.z, vector.w};
+      ptx::st_async(dsmem_right_message + cursor.stage * kMessageElems + message_index(threadIdx.x, k, 0), words,
+                    dsmem_right_filled + cursor.stage);  // complete-tx(16) on the neighbour's filled barrier
+    }
+    if (is_leader_warp) {
+      cg::invoke_one(warp, [&] {  // the bytes the left neighbour's st.async will deliver, and our arrival
+        (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                                             &filled_bar[cursor.stage], std::uint32_t{kMessageBytes});
+      });
+    }
+    wait_parity_cluster(&filled_bar[cursor.stage], cursor.phase, {"filled", cursor.stage, cursor.phase});  // landed
+    if (is_recorder) recorder.record(Kind::land, Role::consumer, cursor.stage, it);
+    for (int k = 0; k < kVecsPerThread; ++k) {
+      received[k] = reinterpret_cast<const uint4*>(smem_message[cursor.stage])[k * kThreads + threadIdx.x];
+      digest = digest_step(digest, received[k]);
+    }
+    if (is_recorder) recorder.record(Kind::consume, Role::consumer, cursor.stage, it);
+    __syncthreads();  // every warp of the block has read its part of the message...
+    if (is_recorder) recorder.record(Kind::release, Role::consumer, cursor.stage, it);
+    if (is_leader_warp) {
+      cg::invoke_one(warp, [&] {  // ...so one remote arrival, with release at cluster scope, speaks for all
+        ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, dsmem_left_ready + cursor.stage);
+      });
+    }
+  }
+  std::uint32_t* gmem_block = gmem_out + std::size_t{blockIdx.x} * kOutElemsPerBlock;
+  gmem_block[threadIdx.x] = digest;
+  uint4* gmem_last_message = reinterpret_cast<uint4*>(gmem_block + kThreads);
+  for (int k = 0; k < kVecsPerThread; ++k) gmem_last_message[k * kThreads + threadIdx.x] = received[k];
+  cluster.sync();  // no block exits while a neighbour's arrival may still be on its way (see the lesson)
+}
+/// [recorded_stas_ring]
+
+constexpr int kTimelineStages = 2;
+constexpr const char* kTimelineVariant = "stas_ring_s2_c8";  // the lesson's ring, as the lab names it
+
+struct TimelineRun {
+  std::vector<course::timeline::Event> events;
+  course::Comparison result;  // the recorded run's output against the reference
+};
+
+// One run of the recorded ring in `problem`'s shape (clusters of 8) with blocks
+// 0 .. max_blocks - 1 recording their first max_iterations messages; poisoned, launched,
+// synchronised and compared like every row.
+TimelineRun record_stas_ring(Problem& problem, std::uint32_t max_blocks, std::uint32_t max_iterations) {
+  if (problem.shape.cluster_blocks != kClusterBlocks) {
+    throw std::invalid_argument("the recorded ring's clusters are 8 blocks (__cluster_dims__)");
+  }
+  course::timeline::Recording recording(max_blocks, max_iterations);
+  problem.gmem_out.poison();
+  recorded_stas_ring_kernel<<<problem.shape.num_blocks(), kThreads>>>(
+      problem.gmem_out.data(), problem.shape.num_iterations, recording.recorder());
+  COURSE_CHECK_LAUNCH();
+  COURSE_CHECK(cudaDeviceSynchronize());
+  return {recording.events(), problem.gmem_out.check(problem.expected, kOutElemsPerBlock)};
+}
+
+// --timeline=FILE: verified first (chapter_main), then recorded, checked again, and written.
+void write_timeline(const course::Options& opts, std::ostream& log) {
+  using namespace course::timeline;
+  const ClusterLimits limits = query_cluster_limits();
+  Problem problem({static_cast<unsigned>(limits.resident_clusters), kClusterBlocks,
+                   static_cast<std::uint32_t>(opts.size_bytes / kMessageBytes)});
+  const TimelineRun run = record_stas_ring(problem, kDefaultBlocks, kDefaultIterations);
+  if (!run.result.ok()) {
+    throw std::runtime_error("timeline: the recorded ring's output is wrong: " + run.result.summary() + "\n" +
+                             run.result.first);
+  }
+  Header header;
+  header.program = "stas_cluster_lab";
+  header.variant = kTimelineVariant;
+  header.size_bytes = opts.size_bytes;
+  header.device = course::describe(course::query_device());
+  header.toolkit = toolkit_line();
+  header.date = utc_now();
+  header.notes = {"rings of " + std::to_string(kClusterBlocks) + " blocks (one cluster each), " +
+                      std::to_string(kTimelineStages) + " buffers of " + std::to_string(kMessageBytes / 1024) +
+                      " KiB per block, st.async into the right neighbour; " +
+                      std::to_string(problem.shape.num_clusters) + " clusters, " +
+                      std::to_string(problem.shape.num_iterations) + " messages per block",
+                  "recorded: blocks 0-" + std::to_string(kDefaultBlocks - 1) + " (ranks of cluster 0), their first " +
+                      std::to_string(kDefaultIterations) + " messages, all events by thread 0",
+                  "issue = ready wait returned, sending into the right neighbour; land = filled wait returned; "
+                  "release = the block has read the message (the remote arrival follows)"};
+  header.role_names[0] = "sender";
+  header.role_names[1] = "receiver";
+  header.peer = "ring " + std::to_string(kClusterBlocks);
+  write_csv_file(opts.timeline, header, run.events);
+  log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
+}
+
 // ---- The rows ---------------------------------------------------------------------------------
 
 struct Variant {
@@ -157,6 +299,8 @@ course::ChapterInfo chapter_info() {
     print_ring_waits<3>(out, "3 buffers");
     print_ring_waits<4>(out, "4 buffers");
   };
+  info.timeline = write_timeline;
+  info.timeline_variant = kTimelineVariant;
   return info;
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -326,6 +327,23 @@ TEST(HostVariants, LabRowsNameTheirClusterSizeAndTheLabTakesTheLessonsCommandLin
   EXPECT_EQ(lab_info.verify_bytes, lesson.verify_bytes);
   EXPECT_EQ(lab_info.bench_bytes, lesson.bench_bytes);
   EXPECT_EQ(lab_info.requirement.major, 9);
+}
+
+TEST(HostVariants, TheLabRecordsTheLessonsRingAsItsTimeline) {
+  const course::ChapterInfo lesson = chapter_info(), lab_info = lab::chapter_info();
+  EXPECT_FALSE(lesson.timeline) << "a lesson records no timeline";
+  ASSERT_TRUE(lab_info.timeline);
+  EXPECT_EQ(lab_info.timeline_variant, "stas_ring_s2_c8") << "2 buffers in clusters of 8: the lesson's ring";
+  EXPECT_EQ(std::count_if(std::begin(lab::kVariants), std::end(lab::kVariants),
+                          [&](const lab::Variant& v) {
+                            return lab_info.timeline_variant == v.name && v.cluster_blocks == unsigned(kClusterBlocks);
+                          }),
+            1);
+  const std::size_t timeline_bytes = lab_info.timeline_bytes != 0 ? lab_info.timeline_bytes : lab_info.verify_bytes;
+  EXPECT_FALSE(lab_info.size_rule(timeline_bytes));
+  EXPECT_GE(timeline_bytes / kMessageBytes, course::timeline::kDefaultIterations)
+      << "every block sends at least the recorded number of messages";
+  EXPECT_GE(std::uint32_t{kClusterBlocks}, course::timeline::kDefaultBlocks) << "the recorded blocks share one ring";
 }
 
 TEST(HostVariants, EveryLabRowRunsTheLessonsGridAndBytes) {
@@ -691,6 +709,66 @@ TEST_F(Sm90_StasClusterBroken, MissingReadyArrivalIsDiagnosed) {
   course::DeviceBuffer<std::uint32_t> out(2 * kThreads);
   COURSE_EXPECT_DIAGNOSED_HANG(launch_broken(never_ready_kernel, out.data()),
                                "bounded wait: gave up .*barrier 'ready', stage 0, phase 0", 30.0);
+}
+
+
+// ---- The timeline (--timeline): the recorded ring is right, and so are its events -----------
+
+class Sm90_StasClusterTimeline : public course::GpuTest {
+ protected:
+  Sm90_StasClusterTimeline() : GpuTest(chapter_info().requirement) {}
+};
+
+TEST_F(Sm90_StasClusterTimeline, EveryMessageLandsInTheRightNeighbourAfterItWasSentAndBeforeItsBufferIsReused) {
+  using course::timeline::Event;
+  using course::timeline::Kind;
+  Problem problem({2, kClusterBlocks, 20});
+  const lab::TimelineRun run = lab::record_stas_ring(problem, 4, 16);
+  ASSERT_TRUE(run.result.ok()) << run.result.summary() << '\n' << run.result.first;
+  const auto right = [](std::uint32_t block) {
+    return block - block % kClusterBlocks + ring_right(block % kClusterBlocks, kClusterBlocks);
+  };
+  EXPECT_EQ(course::timeline::round_trip_problems(run.events, lab::kTimelineStages, right), "");
+  EXPECT_EQ(run.events.size(), 4u * 16 * 4) << "every block, message and kind";
+  auto find = [&](std::uint32_t block, std::uint32_t iteration, Kind kind) -> const Event* {
+    for (const Event& e : run.events) {
+      if (e.block == block && e.iteration == iteration && e.kind == static_cast<std::uint32_t>(kind)) return &e;
+    }
+    return nullptr;
+  };
+  for (std::uint32_t sender = 0; sender + 1 < 4; ++sender) {
+    for (std::uint32_t it = 0; it + lab::kTimelineStages < 16; ++it) {
+      const Event* released = find(sender + 1, it, Kind::release);
+      const Event* reuse = find(sender, it + lab::kTimelineStages, Kind::issue);
+      ASSERT_NE(released, nullptr);
+      ASSERT_NE(reuse, nullptr);
+      // The sender writes that buffer again only after the receiver's ready arrival, which follows its release.
+      EXPECT_LE(released->t_ns, reuse->t_ns) << "block " << sender << ", message " << it + lab::kTimelineStages;
+    }
+  }
+  for (const Event& e : run.events) {
+    EXPECT_EQ(e.role, static_cast<std::uint32_t>(e.kind == static_cast<std::uint32_t>(Kind::issue)
+                                                     ? course::timeline::Role::producer
+                                                     : course::timeline::Role::consumer));
+  }
+}
+
+TEST_F(Sm90_StasClusterTimeline, WritesTheCsvTheScriptDraws) {
+  course::Options opts;
+  opts.size_bytes = 20 * kMessageBytes;
+  opts.timeline = ::testing::TempDir() + "stas_cluster_timeline.csv";
+  std::ostringstream log;
+  lab::write_timeline(opts, log);
+  std::ifstream file(opts.timeline);
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str().rfind("# timeline: stas_cluster_lab, variant stas_ring_s2_c8, size 163840 bytes", 0), 0u)
+      << text.str().substr(0, 200);
+  EXPECT_TRUE(contains(text.str(), "\n# peer: ring 8\n"));
+  EXPECT_TRUE(contains(text.str(), "\nblock,sm,role,stage,iteration,kind,t_ns\n"));
+  EXPECT_TRUE(contains(text.str(), ",sender,0,0,issue,"));
+  EXPECT_TRUE(contains(text.str(), ",receiver,0,0,land,"));
+  EXPECT_TRUE(contains(log.str(), "events written to " + opts.timeline)) << log.str();
 }
 
 }  // namespace
