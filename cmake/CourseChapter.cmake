@@ -63,15 +63,19 @@ function(course_add_chapter)
     if(program STREQUAL ARG_LAB)
       set(kind lab)
       set(defines COURSE_NO_MAIN)  # the lab includes its lesson, whose main must not come along
-      set(results_section "Lab")
+      set(results_where "section 'Lab'")
+    elseif(program STREQUAL main_lesson)
+      set(kind lesson)
+      set(defines "")
+      set(results_where "section 'Measured results'")
     else()
       set(kind lesson)
       set(defines "")
-      set(results_section "Measured results")
+      set(results_where "the results of ${program}")
     endif()
-    # Where a program that skips points the student: its page's section of recorded results.
+    # Where a program that skips points the student: the recorded results on its page.
     list(APPEND defines "COURSE_RESULTS_PAGE=\"${chapter}/README.md\""
-                        "COURSE_RESULTS_SECTION=\"${results_section}\"")
+                        "COURSE_RESULTS_WHERE=\"${results_where}\"")
     add_executable(${target} "${source}")
     set_target_properties(${target} PROPERTIES OUTPUT_NAME ${program} CUDA_ARCHITECTURES "${archs}")
     target_compile_definitions(${target} PRIVATE ${defines})

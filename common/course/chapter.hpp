@@ -386,9 +386,9 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
   if (std::optional<std::string> missing = unmet_requirement(info.requirement, device)) {
     std::ostream& skip_line = opts.format == Format::text ? std::cout : std::cerr;
     skip_line << "SKIPPED: " << info.program << ": " << *missing << '\n';
-#if defined(COURSE_RESULTS_PAGE) && defined(COURSE_RESULTS_SECTION)
+#if defined(COURSE_RESULTS_PAGE) && defined(COURSE_RESULTS_WHERE)
     // Nothing to run here, but an H100 ran it: its recorded results are on the chapter page.
-    skip_line << "what an H100 printed and measured: " COURSE_RESULTS_PAGE ", section \"" COURSE_RESULTS_SECTION "\"\n";
+    skip_line << "what an H100 printed and measured: " COURSE_RESULTS_PAGE ", " COURSE_RESULTS_WHERE "\n";
 #endif
     print_outcome(std::cout, opts.format, info.program, "skipped", *missing);
     return finish_output(info, kExitSkip);
