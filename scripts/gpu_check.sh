@@ -16,6 +16,9 @@
 #                    result differs between runs fails the step
 #   --repeat=N       after the tests step, runs every GPU test up to N times more (step "repeat",
 #                    ctest --repeat until-fail:N); one failure in any repetition fails the step
+#   --programs=LIST  comma-separated program keys (the chapter for its main lesson, chapter.program
+#                    for the others, e.g. 07_tma_2d,07_tma_2d.tma_2d_lab): the bench and
+#                    sanitizer steps run only these (default: every program of the chapters)
 #   --prebuilt       neither configures nor builds: uses build-gpu/ as an earlier run left it (so
 #                    that several checks, e.g. one per GPU with CUDA_VISIBLE_DEVICES and
 #                    --chapters, can share one build); fails when build-gpu/ has no manifest
@@ -41,13 +44,14 @@
 # listed but is not a failure.
 set -uo pipefail
 
-usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--tools=LIST] [--sanitizer-runs=N] [--repeat=N] [--prebuilt]" >&2; exit 2; }
-outdir="" quick=0 prebuilt=0 only_chapters="" only_steps="tests,bench,timelines,sanitizer,ncu,exercises" arch="" sanitizer_runs=3 repeat=0
+usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--tools=LIST] [--sanitizer-runs=N] [--repeat=N] [--programs=LIST] [--prebuilt]" >&2; exit 2; }
+outdir="" quick=0 prebuilt=0 only_programs="" only_chapters="" only_steps="tests,bench,timelines,sanitizer,ncu,exercises" arch="" sanitizer_runs=3 repeat=0
 only_tools="memcheck,racecheck,synccheck,initcheck"
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --prebuilt) prebuilt=1 ;;
+    --programs=*) only_programs=${arg#--programs=} ;;
     --chapters=*) only_chapters=${arg#--chapters=} ;;
     --steps=*) only_steps=${arg#--steps=} ;;
     --arch=*) arch=${arg#--arch=} ;;
@@ -156,6 +160,14 @@ while read -r m_ch m_kind m_name m_target m_path; do
   programs+=("$key"); program[$key]=$m_path
   [[ $m_kind == lab ]] && lab_of[$m_ch]=$key
 done <"$build/course_programs.txt" 2>/dev/null
+if [[ -n $only_programs ]]; then
+  for key in ${only_programs//,/ }; do
+    [[ -n ${program[$key]:-} ]] || { echo "--programs: '$key' is not a program of the chapters asked for (keys: ${programs[*]:-none})" >&2; exit 2; }
+  done
+  kept=()
+  for key in "${programs[@]}"; do [[ ,$only_programs, == *,$key,* ]] && kept+=("$key"); done
+  programs=("${kept[@]}")
+fi
 echo "==> programs: ${programs[*]:-none}"
 if ((prebuilt)); then
   record build skip "--prebuilt"
