@@ -344,7 +344,8 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
   header.notes = {"block-scope cuda::pipeline of " + std::to_string(kTimelineStages) + " stages x 8 KiB (LDGSTS), " +
                       std::to_string(run.grid) + " blocks of " + std::to_string(kBlockThreads) + " threads, one per SM",
                   "recorded: blocks 0-" + std::to_string(kDefaultBlocks - 1) + ", their first " +
-                      std::to_string(kDefaultIterations) + " batches, all events by thread 0 (every thread produces and consumes)",
+                      std::to_string(kDefaultIterations) +
+                      " batches, all events by thread 0 (every thread produces and consumes)",
                   "issue = thread 0's producer_acquire returned; release = its consumer_release"};
   write_csv_file(opts.timeline, header, run.events);
   log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';

@@ -458,7 +458,8 @@ TEST_F(Sm80_PipelineTimeline, EveryRecordedBatchMakesARoundTripAndTheNextIsInFli
     for (const Event& next : run.events) {
       if (next.block != block || next.kind != static_cast<std::uint32_t>(Kind::issue) || next.iteration == 0) continue;
       for (const Event& e : run.events) {
-        if (e.block == block && e.iteration + 1 == next.iteration && e.kind == static_cast<std::uint32_t>(Kind::release)) {
+        if (e.block == block && e.iteration + 1 == next.iteration &&
+            e.kind == static_cast<std::uint32_t>(Kind::release)) {
           EXPECT_LE(next.t_ns, e.t_ns) << "block " << block << ": batch " << next.iteration;
         }
       }

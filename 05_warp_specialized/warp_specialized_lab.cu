@@ -153,7 +153,7 @@ __device__ void recorded_consume_batches(const std::uint32_t* smem_batches, std:
     if (is_recorder) recorder.record(Kind::consume, Role::consumer, cursor.stage, iteration);
     __syncwarp();  // every lane of this warp has finished reading the buffer...
     if (consumer_idx % kWarpThreads == 0) {
-      if (is_recorder) recorder.record(Kind::release, Role::consumer, cursor.stage, iteration);  // this warp's hand-back
+      if (is_recorder) recorder.record(Kind::release, Role::consumer, cursor.stage, iteration);  // warp 1's hand-back
       (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // ...so one arrival speaks for the warp
     }
   }
@@ -230,13 +230,14 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
   header.device = course::describe(course::query_device());
   header.toolkit = toolkit_line();
   header.date = utc_now();
-  header.notes = {"ring of " + std::to_string(kTimelineStages) + " buffers x 8 KiB, raw full/empty mbarriers, 1 producer warp " +
-                      "(LDGSTS) + 4 consumer warps; " + std::to_string(run.grid) + " blocks of " +
-                      std::to_string(kBlockThreads) + " threads",
+  header.notes = {"ring of " + std::to_string(kTimelineStages) +
+                      " buffers x 8 KiB, raw full/empty mbarriers, 1 producer warp (LDGSTS) + 4 consumer warps; " +
+                      std::to_string(run.grid) + " blocks of " + std::to_string(kBlockThreads) + " threads",
                   "recorded: blocks 0-" + std::to_string(kDefaultBlocks - 1) + ", their first " +
                       std::to_string(kDefaultIterations) + " batches; issue by producer lane 0 after its empty wait, " +
                       "land, consume, release by consumer thread 0",
-                  "release = consumer warp 1's arrival on empty_bar; the buffer is free once all 4 consumer warps arrived"};
+                  "release = consumer warp 1's arrival on empty_bar; the buffer is free once all 4 consumer warps "
+                  "arrived"};
   write_csv_file(opts.timeline, header, run.events);
   log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
 }
