@@ -1,4 +1,5 @@
-// 02_memcpy_async lab: copy widths, and what happens when the alignment cannot be proven.
+// 02_memcpy_async lab: copy widths, what happens when the alignment cannot be proven, and
+// 16-byte stores on the compute side.
 //
 // The lesson proves 16-byte alignment everywhere. This program asks "what if":
 //   align4: the lesson's cuda_memcpy_async_block with aligned_size_t<4>: 1024 four-byte LDGSTS
@@ -9,12 +10,19 @@
 //   ldgsts_4, ldgsts_8, ldgsts_16: the copy width alone. cuda::memcpy_async with
 //     aligned_size_t<4>, <8> and <16>, completing on a thread-scope cuda::pipeline (commit and
 //     wait groups, chapter 04), because on a shared-memory barrier the 16-byte copy would become
-//     a bulk copy on 9.0: with the pipeline all three are LDGSTS on 8.0 and on 9.0.
+//     a bulk copy on 9.0: with the pipeline all three are LDGSTS on 8.0 and on 9.0;
+//   cg_memcpy_async_wide, cuda_memcpy_async_block_wide: the lesson's kernels with only the
+//     consumer changed. Each of the 256 threads computes four neighbouring outputs and writes
+//     them with one 16-byte store (st.global.v4) instead of four 4-byte stores: a quarter of the
+//     store instructions for the same bytes. The copy is the lesson's, instruction for instruction.
 // Every row is verified bit for bit before it is timed, as in the lesson.
 // Hardware: compute capability 8.0+ (LDGSTS), as the lesson.
 // Run: build/02_memcpy_async/memcpy_async_lab [--bench] [--variant=NAME] [--size=N]
 // API: cuda::pipeline  https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/pipeline.html
 #include <cuda/pipeline>
+
+#include <string>
+#include <vector>
 
 #include "memcpy_async.cu"  // the lesson: the batch, compute_batch, launch_resident, Problem, the model
 
@@ -99,6 +107,57 @@ __global__ void ldgsts_width_kernel(const std::uint32_t* gmem_in, std::uint32_t*
 }
 /// [ldgsts_width]
 
+/// [wide_consumer]
+// The lesson's compute_batch with four outputs per thread: one 16-byte shared load of the
+// thread's four elements plus the word on each side, and one 16-byte global store (st.global.v4)
+// where the lesson issues four 4-byte ones. Same formula, same ring at the batch's two edges.
+__device__ void compute_batch_wide(const std::uint32_t* smem_batch, std::uint32_t* gmem_out_batch) {
+  static_assert(kBatchBytes % sizeof(uint4) == 0, "the batch is a whole number of 16-byte chunks");
+  const uint4* smem_chunks = reinterpret_cast<const uint4*>(smem_batch);  // smem_batch is alignas(16)
+  uint4* gmem_chunks = reinterpret_cast<uint4*>(gmem_out_batch);  // batches start 4 KiB apart in the output
+  for (int c = threadIdx.x; c < kBatchElems / kChunkElems; c += blockDim.x) {  // once per thread at 256 threads
+    const int first = c * kChunkElems;
+    const uint4 mid = smem_chunks[c];
+    const std::uint32_t left = smem_batch[(first - 1) & (kBatchElems - 1)];
+    const std::uint32_t right = smem_batch[(first + kChunkElems) & (kBatchElems - 1)];
+    gmem_chunks[c] = make_uint4(smooth(left, mid.x, mid.y), smooth(mid.x, mid.y, mid.z), smooth(mid.y, mid.z, mid.w),
+                                smooth(mid.z, mid.w, right));
+  }
+}
+
+// The lesson's cg_memcpy_async_kernel, line for line, with compute_batch_wide.
+__global__ void cg_memcpy_async_wide_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                                            std::size_t num_batches) {
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
+  cg::thread_block block = cg::this_thread_block();
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
+    cg::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems, cuda::aligned_size_t<16>(kBatchBytes));
+    cg::wait(block);  // this thread's copies landed, then the block joins: the whole batch is visible
+    compute_batch_wide(smem_batch, gmem_out + batch * kBatchElems);
+    block.sync();  // nobody still reads this batch when the next iteration overwrites it
+  }
+}
+
+// The lesson's cuda_memcpy_async_block_kernel, line for line, with compute_batch_wide (a bulk
+// copy on 9.0, 16-byte LDGSTS on 8.0, as in the lesson).
+__global__ void cuda_memcpy_async_block_wide_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                                                    std::size_t num_batches) {
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
+  __shared__ block_barrier full_bar;  // its phase completes when the batch has landed
+  cg::thread_block block = cg::this_thread_block();
+  if (block.thread_rank() == 0) init(&full_bar, block.size());  // one thread initialises: every thread arrives
+  fence_barrier_init_for_tma();  // 9.0: the initialised barrier, visible to the bulk copy's completion
+  block.sync();  // nobody touches the barrier before its initialisation is visible
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
+    cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems, cuda::aligned_size_t<16>(kBatchBytes),
+                       full_bar);
+    full_bar.arrive_and_wait();  // every thread arrived and every bound copy landed
+    compute_batch_wide(smem_batch, gmem_out + batch * kBatchElems);
+    block.sync();  // nobody still reads this batch when the next iteration overwrites it
+  }
+}
+/// [wide_consumer]
+
 // ---- The rows ---------------------------------------------------------------------------------
 
 constexpr std::size_t kMisalignBytes = 4;  // the misaligned rows' source: this far past a 16-byte boundary
@@ -122,7 +181,36 @@ const Variant kVariants[] = {
     {"ldgsts_8", "the same with aligned_size_t<8>: 8-byte LDGSTS", &launch_resident<ldgsts_width_kernel<8>>},
     {"ldgsts_16", "the same with aligned_size_t<16>: 16-byte LDGSTS, on 9.0 too",
      &launch_resident<ldgsts_width_kernel<16>>},
+    {"cg_memcpy_async_wide", "the lesson's cg_memcpy_async, each thread storing four outputs at once (16 bytes)",
+     &launch_resident<cg_memcpy_async_wide_kernel>},
+    {"cuda_memcpy_async_block_wide", "the lesson's cuda_memcpy_async_block with the same 16-byte stores",
+     &launch_resident<cuda_memcpy_async_block_wide_kernel>},
 };
+
+// The wide rows copy exactly as the lesson's rows they are named after: the model's row for that
+// copy, under the lab's name (the consumer is not the model's subject).
+struct WideRow {
+  const char* variant;
+  const char* lesson_variant;
+};
+constexpr WideRow kWideRows[] = {{"cg_memcpy_async_wide", "cg_memcpy_async"},
+                                 {"cuda_memcpy_async_block_wide", "cuda_memcpy_async_block"}};
+
+// The model's rows of the lesson and the lab, the wide rows included.
+std::vector<VariantCopies> copy_rows() {
+  const std::vector<VariantCopies> model = batch_copies(kBlockThreads, kBatchBytes);
+  std::vector<VariantCopies> rows = model;
+  for (const WideRow& wide : kWideRows) {
+    for (const VariantCopies& row : model) {
+      if (std::string(row.variant) != wide.lesson_variant) continue;
+      VariantCopies copy = row;
+      copy.program = "memcpy_async_lab";
+      copy.variant = wide.variant;
+      rows.push_back(copy);
+    }
+  }
+  return rows;
+}
 
 // ---- run(): verify every row, then time the correct ones ----------------------------------
 
@@ -163,10 +251,9 @@ course::ChapterInfo chapter_info() {
   info.explanation =
       "The lesson's batches copied with 4-byte alignment promised on a barrier, from a source 4 bytes\n"
       "off a 16-byte boundary through char pointers (cooperative_groups and cuda::memcpy_async), and\n"
-      "with 4-, 8- and 16-byte LDGSTS completing on a thread-scope cuda::pipeline.";
-  info.host_model = [](std::ostream& out) {
-    print_copy_paths(out, batch_copies(kBlockThreads, kBatchBytes), "memcpy_async_lab");
-  };
+      "with 4-, 8- and 16-byte LDGSTS completing on a thread-scope cuda::pipeline; and two lesson kernels\n"
+      "whose threads each store four outputs with one 16-byte store instead of four 4-byte stores.";
+  info.host_model = [](std::ostream& out) { print_copy_paths(out, copy_rows(), "memcpy_async_lab"); };
   return info;
 }
 

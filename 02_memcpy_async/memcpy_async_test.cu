@@ -100,12 +100,13 @@ TEST(HostMemcpyAsync, EveryRowMeasuredBeforeTheSplitIsStillMeasured) {
     EXPECT_EQ(all.count(name), 1u) << name;
   }
   for (const char* name : {"ldgsts_4", "ldgsts_8", "ldgsts_16"}) EXPECT_EQ(all.count(name), 1u) << name;
-  EXPECT_EQ(all.size(), 14u);
+  for (const char* name : {"cg_memcpy_async_wide", "cuda_memcpy_async_block_wide"}) EXPECT_EQ(all.count(name), 1u) << name;
+  EXPECT_EQ(all.size(), 16u);
 }
 
 // Every row of the three tables has a row in the model, and no model row is left without one.
 std::vector<VariantCopies> model_rows() {
-  std::vector<VariantCopies> rows = batch_copies(kBlockThreads, kBatchBytes);
+  std::vector<VariantCopies> rows = lab::copy_rows();
   for (VariantCopies& row : halo_copies(halo::kTileElems, halo::kHalo)) rows.push_back(row);
   return rows;
 }
@@ -331,6 +332,8 @@ const KernelOf kKernels[] = {
     {"ldgsts_4", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm4EEEvPKjPjm"},
     {"ldgsts_8", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm8EEEvPKjPjm"},
     {"ldgsts_16", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm16EEEvPKjPjm"},
+    {"cg_memcpy_async_wide", "memcpy_async_lab", "_ZN3lab27cg_memcpy_async_wide_kernelEPKjPjm"},
+    {"cuda_memcpy_async_block_wide", "memcpy_async_lab", "_ZN3lab35cuda_memcpy_async_block_wide_kernelEPKjPjm"},
     {"stencil_sync", "halo_stencil", "_ZN4halo19stencil_sync_kernelEPKfPfm"},
     {"stencil_cuda_memcpy_async", "halo_stencil", "_ZN4halo32stencil_cuda_memcpy_async_kernelEPKfPfm"},
     {"stencil_cg_memcpy_async", "halo_stencil", "_ZN4halo30stencil_cg_memcpy_async_kernelEPKfPfm"},
@@ -473,6 +476,69 @@ TEST_F(HostCodegen, Align4IsTheLessonsBlockKernelWithAnotherWidth) {
   std::replace(lesson.begin(), lesson.end(), std::string("cp.async.cg.shared.global"),
                std::string("cp.async.ca.shared.global"));
   EXPECT_EQ(lesson, lab);
+}
+
+// The wide rows change the consumer alone. Their kernel stores each thread's four outputs with one
+// st.global.v4 and has no 4-byte global store, where the lesson's kernel of the same copy has only
+// 4-byte ones; the copy, the waits and the barriers are the lesson's, the same instructions in the
+// same order.
+std::vector<std::string> copy_and_sync(const std::string& body) {
+  std::vector<std::string> kept;
+  for (const std::string& op : course::ptx_instructions(body)) {
+    for (const char* prefix : {"cp.async", "mbarrier", "bar.", "barrier.", "fence"}) {
+      if (op.rfind(prefix, 0) == 0) {
+        kept.push_back(op);
+        break;
+      }
+    }
+  }
+  return kept;
+}
+
+const std::pair<const char*, const char*> kWideAndLesson[] = {{"cg_memcpy_async_wide", "cg_memcpy_async"},
+                                                              {"cuda_memcpy_async_block_wide", "cuda_memcpy_async_block"}};
+
+TEST_F(HostCodegen, WideRowsStoreSixteenBytesPerThreadAndCopyAsTheLesson) {
+  for (const auto& [wide, lesson] : kWideAndLesson) {
+    for (const char* arch : {"80", "90"}) {
+      const std::string where = std::string(wide) + " on compute_" + arch;
+      const std::string k = kernel(wide, arch), l = kernel(lesson, arch);
+      EXPECT_EQ(course::count_matches(k, R"(st\.global\.v4\.[ubs]32)"), 1) << where << ": one 16-byte store";
+      EXPECT_EQ(course::count_matches(k, R"(st\.global\.[ubs]32)"), 0) << where << ": no 4-byte store left";
+      EXPECT_EQ(course::count_matches(k, R"(ld\.shared\.v4\.[ubs]32)"), 1) << where << ": one 16-byte shared load";
+      EXPECT_EQ(course::count_matches(l, R"(st\.global\.v4)"), 0) << lesson << " on compute_" << arch;
+      EXPECT_GE(course::count_matches(l, R"(st\.global\.[ubs]32)"), 1) << lesson << " on compute_" << arch;
+      const std::vector<std::string> lesson_ops = copy_and_sync(l);
+      EXPECT_GE(lesson_ops.size(), 2u) << lesson << ": too few copy and barrier instructions found";
+      EXPECT_EQ(copy_and_sync(k), lesson_ops) << where;
+    }
+  }
+}
+
+// In machine code the store stays one 16-byte STG per thread (STG.E.128), where the lesson's kernel
+// of the same copy stores 4 bytes at a time (STG.E).
+void expect_wide_stores(const std::string& sass, const std::string& sm) {
+  for (const auto& [wide, lesson] : kWideAndLesson) {
+    const std::string where = std::string(wide) + " on " + sm;
+    const std::string k = course::sass_kernel_body(sass, kernel_of(wide).mangled);
+    const std::string l = course::sass_kernel_body(sass, kernel_of(lesson).mangled);
+    ASSERT_FALSE(k.empty()) << "no kernel for " << where;
+    ASSERT_FALSE(l.empty()) << "no kernel for " << lesson << " on " << sm;
+    EXPECT_EQ(course::count_matches(k, R"(\sSTG\.E\.128\s)"), 1) << where;
+    EXPECT_EQ(course::count_matches(k, R"(\sSTG\.E\s)"), 0) << where << ": no 4-byte store";
+    EXPECT_EQ(course::count_matches(l, R"(\sSTG\.E\.128\s)"), 0) << lesson << " on " << sm;
+    EXPECT_GE(course::count_matches(l, R"(\sSTG\.E\s)"), 1) << lesson << " on " << sm;
+  }
+}
+
+TEST_F(HostCodegen, WideRowsStoreSixteenBytesInHopperMachineCode) {
+  COURSE_SASS_OR_SKIP(sass, "sm_90");
+  expect_wide_stores(sass, "sm_90");
+}
+
+TEST_F(HostCodegen, WideRowsStoreSixteenBytesInAmpereMachineCode) {
+  COURSE_SASS_OR_SKIP(sass, "sm_80");
+  expect_wide_stores(sass, "sm_80");
 }
 
 // The opcodes of LDGSTS in a kernel's machine code, as (bytes, bypasses L1): LDGSTS.E is 4
@@ -660,7 +726,9 @@ TEST_F(Sm80_FewBlocks, EveryBatchKernelRunsManyBatchesPerBlock) {
                        {"misaligned_cuda", lab::misaligned_cuda_kernel, true},
                        {"ldgsts_4", lab::ldgsts_width_kernel<4>, false},
                        {"ldgsts_8", lab::ldgsts_width_kernel<8>, false},
-                       {"ldgsts_16", lab::ldgsts_width_kernel<16>, false}};
+                       {"ldgsts_16", lab::ldgsts_width_kernel<16>, false},
+                       {"cg_memcpy_async_wide", lab::cg_memcpy_async_wide_kernel, false},
+                       {"cuda_memcpy_async_block_wide", lab::cuda_memcpy_async_block_wide_kernel, false}};
   lab::Problem problem(75);
   for (const auto& k : kernels) {
     const std::uint32_t* input = k.misaligned_input ? problem.misaligned_input() : problem.gmem_in.data();
