@@ -9,6 +9,7 @@
 
 #include <iterator>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -468,6 +469,36 @@ TEST_F(HostCodegen, TheLabsTwoBufferRowsAreTheLessonsKernels) {
       EXPECT_GT(lesson.size(), 50u) << name << ": too few instructions found";
       EXPECT_EQ(lesson, course::ptx_instructions(lab_kernel(arch, name, stages_arg(2))))
           << name << ", compute_" << arch;
+    }
+  }
+}
+
+// The names of every kernel (.entry) in a PTX file.
+std::vector<std::string> ptx_entries(const std::string& ptx) {
+  std::vector<std::string> names;
+  const std::regex entry(R"(\.entry\s+([A-Za-z0-9_]+))");
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), entry); it != std::sregex_iterator(); ++it) {
+    names.push_back((*it)[1].str());
+  }
+  return names;
+}
+
+// The compute phase is already the wide one that chapter 02's lab adds as its _wide rows: each
+// thread reads its four elements with one 16-byte shared load and writes its four outputs with one
+// st.global.v4. Every kernel of lesson and lab keeps it so: one 16-byte store, no narrower one.
+TEST_F(HostCodegen, EveryKernelStoresItsFourOutputsWithOneSixteenByteStore) {
+  for (const char* arch : {"80", "90"}) {
+    for (const auto& [program, ptx] : {std::pair<std::string, std::string>{"barrier", lesson_.at(arch)},
+                                       {"barrier_lab", lab_.at(arch)}}) {
+      const std::vector<std::string> entries = ptx_entries(ptx);
+      EXPECT_EQ(entries.size(), program == "barrier" ? 4u : 4u + 9u) << program << ".compute_" << arch;  // the lab holds the lesson
+      for (const std::string& name : entries) {
+        const std::string k = course::ptx_kernel_body(ptx, name);
+        const std::string where = name + " in " + program + ".compute_" + arch;
+        EXPECT_EQ(course::count_matches(k, R"(st\.global\.v4\.[ubs]32)"), 1) << where;
+        EXPECT_EQ(course::count_matches(k, R"(st\.global\.(?!v4\.[ubs]32))"), 0) << where << ": a narrower store";
+        EXPECT_EQ(course::count_matches(k, R"(ld\.shared\.v4\.[ubs]32)"), 1) << where;
+      }
     }
   }
 }
