@@ -5,10 +5,10 @@
 // tensormap.replace, released by tensormap.cp_fenceproxy, acquired with fence.proxy.tensormap before
 // TMA reads it); a map built from zeros; scopes by who wrote the map; the host check before encoding.
 // What changed from 08: the maps (no swizzle) are data in global memory, one pair per tensor, made by a kernel.
+// The one-box loop takes its tiles in order from a counter, as chapter 07's pipeline does.
 // Hardware: compute capability 9.0 exactly, built for sm_90a (tensormap.replace is architecture-specific).
 // Run: build/09_device_tensormap/device_tensormap [--bench] [--variant=NAME]; the lab: device_tensormap_lab
-// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#encoding-a-tensor-map-on-device
-//        (4.11.2.2.1-4.11.2.2.4)
+// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#encoding-a-tensor-map-on-device (4.11.2.2.1-4)
 // API: cuda::ptx::tensormap_replace_* https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/tensormap_replace.html
 //      cuda::ptx::tensormap_cp_fenceproxy https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/tensormap_cp_fenceproxy.html
 //      cuda::ptx::fence_proxy_tensormap_generic https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/fence.html
@@ -19,10 +19,7 @@
 #include <cuda.h>  // CUtensorMap and its enums (types only: the driver library is never linked)
 #include <cuda/ptx>
 
-#include <algorithm>
-#include <stdexcept>
-#include <string>
-#include <vector>
+#include <stdexcept>  // std::string, std::vector and std::min come with the model
 
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
@@ -59,7 +56,6 @@ __device__ void replace_tensor_fields(CUtensorMap* smem_map, const float* gmem_m
   ptx::tensormap_replace_box_dim(ptx::space_shared, smem_map, ptx::n32_t<0>{}, static_cast<std::uint32_t>(t.box_cols));
 }
 /// [replace_tensor_fields]
-
 /// [replace_fixed_fields]
 // What the driver's template already holds and a zeroed buffer does not: the rest of
 // tensor_request(). The rank is zero-based; the last four take PTX's numbers (ptx_codes).
@@ -96,9 +92,8 @@ __device__ void build_map(CUtensorMap* smem_map, const CUtensorMap* initial, con
 }
 /// [build_map]
 
-// Where the maps of the batch live when a kernel other than the consumer writes them. A
-// __device__ array is device memory: host code reaches it only through the symbol API
-// (cudaGetSymbolAddress, cudaMemcpyToSymbol), never through `&gmem_batch_maps`.
+// Where the batch's maps live. A __device__ array is device memory: host code reaches it only
+// through the symbol API (cudaGetSymbolAddress, cudaMemcpyToSymbol), never as `&gmem_batch_maps`.
 __device__ CUtensorMap gmem_batch_maps[kMaxMaps];
 
 /// [encode_kernels]
@@ -114,7 +109,6 @@ __global__ void __launch_bounds__(kWarpThreads)
   ptx::tensormap_cp_fenceproxy(ptx::sem_release, ptx::scope_gpu, &gmem_maps[blockIdx.x], &smem_map,
                                ptx::n32_t<kMapBytes>{});
 }
-
 // sm_90a only: 128 zero bytes in shared memory are a valid start; no driver call at all.
 __global__ void __launch_bounds__(kWarpThreads)
     encode_from_zero_kernel(const __grid_constant__ Batch batch, const float* gmem_in, float* gmem_out,
@@ -127,7 +121,6 @@ __global__ void __launch_bounds__(kWarpThreads)
 /// [encode_kernels]
 
 // ---- Using the maps: every tile of every tensor, each through its tensor's maps -------------
-
 /// [acquire]
 // The other half of the release: before this thread's TMA reads a map in global memory through
 // the tensormap proxy, it acquires the map's 128 bytes at a scope that holds the writer.
@@ -136,7 +129,6 @@ __device__ void acquire_map(const CUtensorMap* gmem_map) {
   ptx::fence_proxy_tensormap_generic(ptx::sem_acquire, ptx::scope_t<kScope>{}, gmem_map, ptx::n32_t<kMapBytes>{});
 }
 /// [acquire]
-
 // Starts the load of the box at `at` into smem_box, completing on `bar` with box_bytes.
 __device__ void load_box(const CUtensorMap* map, TileCoords at, std::uint32_t box_bytes, float* smem_box,
                          std::uint64_t* bar) {
@@ -161,43 +153,54 @@ __device__ void modify_box(float* smem_box, int box_elems) {
 }
 
 /// [tile_loop]
-// A persistent block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the whole batch.
-// gmem_maps holds the pair of each tensor; kScope is where their writer was.
+// TUTORIAL: tiles taken in order. Dealt tiles (block b takes b, b + grid, ...: the lab's
+// tiles_dealt row) let the blocks drift apart, the faster as this batch's boxes differ in size;
+// chapters 06 and 07 show what that costs. The leader takes the next untaken tile from a global
+// counter whenever the box is free and records it in smem_tile; past the last tile a plain arrival
+// completes the phase: "none left". gmem_maps: each tensor's pair; kScope: where their writer was.
 template <ptx::dot_scope kScope>
-__device__ void double_batch_tiles(const CUtensorMap* gmem_maps, const Batch& batch, bool is_leader) {
+__device__ void double_batch_tiles(const CUtensorMap* gmem_maps, const Batch& batch, unsigned long long* next_tile,
+                                   bool is_leader) {
   __shared__ alignas(kSmemAlign) float smem_box[kTileElems];  // [kTileRows][box_cols] of the current tensor
-  __shared__ alignas(8) std::uint64_t full_bar;                // the box has landed
+  __shared__ alignas(8) std::uint64_t full_bar;                // the box has landed, or no tile is left
+  __shared__ int smem_tile;                                    // the tile in smem_box (>= num_tiles: none left)
   if (is_leader) {
-    ptx::mbarrier_init(&full_bar, std::uint32_t{1});  // one arrival per phase: the leader's arrive.expect_tx
+    ptx::mbarrier_init(&full_bar, std::uint32_t{1});  // one arrival per phase: the leader's, with bytes or without
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the initialised barrier is visible to TMA
   }
   __syncthreads();  // ...and to every thread, before anyone waits on it
-  int tensor = 0;     // the tensor of the current tile: a block's tiles only go up
-  int acquired = -1;  // the last tensor whose maps the leader acquired
-  course::StageCursor<1> cursor;  // a ring of one box: the stage stays 0, the parity flips every tile
-  for (int tile = blockIdx.x; tile < batch.num_tiles; tile += gridDim.x, cursor.advance()) {
+  int tensor = 0, acquired = -1;  // the current tile's (a block's tiles only go up); the last the leader acquired
+  for (course::StageCursor<1> cursor;; cursor.advance()) {  // a ring of one box: the parity flips every tile
+    if (is_leader) {  // the box is free
+      const int taken = static_cast<int>(atomicAdd(next_tile, 1ull));  // the next tile nobody has taken
+      smem_tile = taken;  // every thread read the previous one before the last block sync
+      if (taken >= batch.num_tiles) {
+        // No bytes: the leader's arrival alone completes the phase, which then says "none left".
+        (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar);
+      } else {
+        while (taken >= batch.first_tile[tensor + 1]) ++tensor;
+        const TensorLayout& t = batch.tensors[tensor];
+        if (tensor != acquired) {
+          // First use of this tensor's maps by this thread. Stream order or a barrier is not
+          // enough: the thread that issues the copies acquires, once per map while it is unchanged.
+          acquire_map<kScope>(&gmem_maps[kMapsPerTensor * tensor]);
+          acquire_map<kScope>(&gmem_maps[kMapsPerTensor * tensor + 1]);
+          acquired = tensor;
+        }
+        load_box(&gmem_maps[kMapsPerTensor * tensor], tile_origin(t, taken - batch.first_tile[tensor]),
+                 static_cast<std::uint32_t>(t.box_cols * kTileRows * sizeof(float)), smem_box, &full_bar);
+      }
+    }
+    course::bounded_wait_parity(&full_bar, cursor.phase, {"full", cursor.stage, cursor.phase});  // landed, or the end
+    const int tile = smem_tile;
+    if (tile >= batch.num_tiles) break;  // the same answer in every thread
     while (tile >= batch.first_tile[tensor + 1]) ++tensor;
     const TensorLayout& t = batch.tensors[tensor];
-    const TileCoords at = tile_origin(t, tile - batch.first_tile[tensor]);
-    const CUtensorMap* in_map = &gmem_maps[kMapsPerTensor * tensor];
-    const CUtensorMap* out_map = in_map + 1;
-    const int box_elems = t.box_cols * kTileRows;
-    if (is_leader) {
-      if (tensor != acquired) {
-        // First use of this tensor's maps by this thread. Stream order or a barrier is not
-        // enough: the thread that issues the copies acquires, once per map while it is unchanged.
-        acquire_map<kScope>(in_map);
-        acquire_map<kScope>(out_map);
-        acquired = tensor;
-      }
-      load_box(in_map, at, static_cast<std::uint32_t>(box_elems * sizeof(float)), smem_box, &full_bar);
-    }
-    course::bounded_wait_parity(&full_bar, cursor.phase, {"full", cursor.stage, cursor.phase});  // the box landed
-    modify_box(smem_box, box_elems);
+    modify_box(smem_box, t.box_cols * kTileRows);
     ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared become visible to the async proxy
-    __syncthreads();                            // every thread's writes are fenced before the store starts
+    __syncthreads();  // every thread's writes are fenced (and smem_tile read) before the store
     if (is_leader) {
-      store_box(out_map, at, smem_box);
+      store_box(&gmem_maps[kMapsPerTensor * tensor + 1], tile_origin(t, tile - batch.first_tile[tensor]), smem_box);
       ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});  // the store has read smem_box: it may be refilled
     }
   }
@@ -207,69 +210,69 @@ __device__ void double_batch_tiles(const CUtensorMap* gmem_maps, const Batch& ba
 /// [consumers]
 // Maps written from the host (cudaMemcpyToSymbol): the writer is outside the GPU, so .sys.
 __global__ void __launch_bounds__(kBlockThreads)
-    consume_host_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch) {
-  double_batch_tiles<ptx::dot_scope::sys>(gmem_maps, batch, course::elect_tma_leader());
+    consume_host_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
+                             unsigned long long* next_tile) {
+  double_batch_tiles<ptx::dot_scope::sys>(gmem_maps, batch, next_tile, course::elect_tma_leader());
 }
 // Maps written by an encode kernel on this GPU: .gpu suffices on both sides.
 __global__ void __launch_bounds__(kBlockThreads)
-    consume_device_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch) {
-  double_batch_tiles<ptx::dot_scope::gpu>(gmem_maps, batch, course::elect_tma_leader());
+    consume_device_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
+                               unsigned long long* next_tile) {
+  double_batch_tiles<ptx::dot_scope::gpu>(gmem_maps, batch, next_tile, course::elect_tma_leader());
 }
 /// [consumers]
 
 // ---- Launchers and the variant table -------------------------------------------------------
-
-// What every launcher needs: the batch, its data, and the places the maps go.
+// What every launcher needs: the batch, its data, the places the maps go, the tile counter.
 struct BatchBuffers {
   Batch batch{};
   const float* gmem_in = nullptr;
   float* gmem_out = nullptr;
-  CUtensorMap template_map{};        // made once by the driver; every tensor's map starts from it
-  CUtensorMap* gmem_maps = nullptr;  // gmem_batch_maps, by its device address
+  CUtensorMap template_map{};                    // made once by the driver; every tensor's map starts from it
+  CUtensorMap* gmem_maps = nullptr;              // gmem_batch_maps, by its device address
+  unsigned long long* gmem_next_tile = nullptr;  // the consumers' count of taken tiles
 };
 
 // A persistent grid: as many blocks of `kernel` as fit on the GPU at once, never more than there
 // are tiles, at most `max_blocks` when that is not 0 (tests send many tiles through a few blocks).
 template <class Kernel, class... Args>
-void launch_resident(Kernel kernel, const Batch& batch, unsigned max_blocks, const Args&... args) {
+void launch_resident(Kernel kernel, const BatchBuffers& b, unsigned max_blocks, const Args&... args) {
   int device = 0, num_sms = 0, blocks_per_sm = 0;
   COURSE_CHECK(cudaGetDevice(&device));
   COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
   COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, 0));
-  unsigned blocks = std::min(static_cast<unsigned>(num_sms * blocks_per_sm), static_cast<unsigned>(batch.num_tiles));
+  unsigned blocks = std::min(static_cast<unsigned>(num_sms * blocks_per_sm), static_cast<unsigned>(b.batch.num_tiles));
   if (max_blocks != 0) blocks = std::min(blocks, max_blocks);
+  // No tile taken yet. On the launch's stream: done after the previous kernel, before this one.
+  COURSE_CHECK(cudaMemsetAsync(b.gmem_next_tile, 0, sizeof(unsigned long long)));
   kernel<<<blocks, kBlockThreads>>>(args...);
   COURSE_CHECK_LAUNCH();
 }
-
 /// [launch_host]
 void launch_host_encoded(const BatchBuffers& b, unsigned max_blocks) {
   CUtensorMap maps[kMaxMaps];
-  for (int t = 0; t < b.batch.num_tensors; ++t) {
-    const TensorLayout& layout = b.batch.tensors[t];
-    maps[kMapsPerTensor * t] = course::encode_tiled(tensor_request(b.gmem_in + layout.offset_elems, layout));
-    maps[kMapsPerTensor * t + 1] = course::encode_tiled(tensor_request(b.gmem_out + layout.offset_elems, layout));
+  for (int m = 0; m < kMapsPerTensor * b.batch.num_tensors; ++m) {  // as build_map: [2t] input, [2t + 1] output
+    const TensorLayout& t = b.batch.tensors[m / kMapsPerTensor];
+    maps[m] = course::encode_tiled(tensor_request((m % kMapsPerTensor == 0 ? b.gmem_in : b.gmem_out) + t.offset_elems, t));
   }
   // Host code names a __device__ variable through the symbol API, not through its address.
   COURSE_CHECK(cudaMemcpyToSymbol(gmem_batch_maps, maps, kMapsPerTensor * b.batch.num_tensors * sizeof(CUtensorMap)));
-  launch_resident(consume_host_maps_kernel, b.batch, max_blocks, b.gmem_maps, b.batch);
+  launch_resident(consume_host_maps_kernel, b, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
 }
 /// [launch_host]
-
 /// [launch_device]
 void launch_device_template(const BatchBuffers& b, unsigned max_blocks) {
-  const unsigned num_maps = kMapsPerTensor * b.batch.num_tensors;
-  encode_from_template_kernel<<<num_maps, kWarpThreads>>>(b.template_map, b.batch, b.gmem_in, b.gmem_out, b.gmem_maps);
+  encode_from_template_kernel<<<kMapsPerTensor * b.batch.num_tensors, kWarpThreads>>>(b.template_map, b.batch, b.gmem_in,
+                                                                                      b.gmem_out, b.gmem_maps);
   COURSE_CHECK_LAUNCH();
   // Stream order runs the consumer after the encoder; its blocks still acquire every map.
-  launch_resident(consume_device_maps_kernel, b.batch, max_blocks, b.gmem_maps, b.batch);
+  launch_resident(consume_device_maps_kernel, b, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
 }
-
 void launch_device_zero(const BatchBuffers& b, unsigned max_blocks) {
-  const unsigned num_maps = kMapsPerTensor * b.batch.num_tensors;
-  encode_from_zero_kernel<<<num_maps, kWarpThreads>>>(b.batch, b.gmem_in, b.gmem_out, b.gmem_maps);
+  encode_from_zero_kernel<<<kMapsPerTensor * b.batch.num_tensors, kWarpThreads>>>(b.batch, b.gmem_in, b.gmem_out,
+                                                                                  b.gmem_maps);
   COURSE_CHECK_LAUNCH();
-  launch_resident(consume_device_maps_kernel, b.batch, max_blocks, b.gmem_maps, b.batch);
+  launch_resident(consume_device_maps_kernel, b, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
 }
 /// [launch_device]
 
@@ -282,7 +285,6 @@ const Variant kVariants[] = {
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
-
 // The batch of `shapes` in one input and one (poisoned, guarded) output allocation.
 struct Problem {
   explicit Problem(const std::vector<TensorShape>& shapes)
@@ -296,6 +298,7 @@ struct Problem {
     buffers.batch = batch_param(plan);
     buffers.gmem_in = gmem_in.data();
     buffers.gmem_out = gmem_out.data();
+    buffers.gmem_next_tile = gmem_next_tile.data();
     buffers.template_map = course::encode_tiled(template_request(gmem_in.data()));
     COURSE_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&buffers.gmem_maps), gmem_batch_maps));
   }
@@ -303,11 +306,11 @@ struct Problem {
   std::vector<float> host_in, expected;
   course::DeviceBuffer<float> gmem_in;
   course::GuardedOutput<float> gmem_out;
+  course::DeviceBuffer<unsigned long long> gmem_next_tile{1};
   BatchBuffers buffers;
 };
 
-// Poisons the output and every map slot (no variant may pass on maps another one left behind),
-// launches, synchronises, compares bit-exactly: padding, gaps between tensors and guard bands included.
+// Poisons output and map slots (no variant passes on another's maps), launches, syncs, compares bit-exactly.
 course::Comparison verify(const Variant& v, Problem& p, unsigned max_blocks = 0) {
   p.gmem_out.poison();
   COURSE_CHECK(cudaMemset(p.buffers.gmem_maps, course::kPoisonByte, sizeof(CUtensorMap) * kMaxMaps));
@@ -330,17 +333,13 @@ course::ChapterInfo chapter_info() {
   info.program = "device_tensormap";
   info.title = "09 device_tensormap: tensor maps encoded on the device (tensormap.replace)";
   info.explanation =
-      "Eight float matrices of different shapes in one allocation are doubled in one launch, tile by tile,\n"
-      "each through its own pair of tensor maps, made by the driver on the host or on the device from a\n"
+      "Eight float matrices of different shapes in one allocation are doubled in one launch, the tiles taken in\n"
+      "order, each through its tensor's pair of maps: made by the driver on the host, or on the device from a\n"
       "driver-made template or from zeros (tensormap.replace, tensormap.cp_fenceproxy), acquired before use.";
   info.requirement = {9, 0, true, "tensormap.replace (sm_90a)"};
   info.verify_bytes = kVerifyBytes;
   info.bench_bytes = 1u << 30;
-  info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
-    if (bytes % (1u << 20) != 0 || bytes == 0) return "--size must be a whole number of MiB (at least 1M)";
-    if (bytes > (std::size_t{16} << 30)) return "--size must be at most 16G";
-    return std::nullopt;
-  };
+  info.size_rule = batch_size_problem;  // whole MiB, at most 16 GiB
   info.host_model = [](std::ostream& out) { print_batch_model(out, kVerifyBytes); };  // the batch, its host check
   return info;
 }

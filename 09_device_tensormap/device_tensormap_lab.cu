@@ -1,16 +1,19 @@
 // 09_device_tensormap lab: what the batch's maps and tiles cost, one change at a time.
 //
-// The lesson's variants all run at about 0.85 x cudaMemcpy, and within 1 % of each other. This
-// program asks where the rest goes. Each row changes one thing against the lesson's
-// device_template and is verified bit for bit before it is timed:
+// The lesson's variants run within a few hundredths of each other, below cudaMemcpy. This program
+// asks where the rest goes. Each row changes one thing against the lesson's device_template (tiles
+// taken in order from a counter) and is verified bit for bit before it is timed:
 //   who makes the maps and at which scope: in_block (one launch, .cta), acquire_sys (the guide's
 //     .sys for maps a kernel wrote), acquire_every_tile (a fence before every copy);
 //   what making them costs: consume_only (maps made once, outside the timing), constant_maps
 //     (the driver's maps in __constant__ memory, made once, no acquire at all);
-//   how the tiles are walked: tiles_in_order (taken from a counter, as chapters 06-08 do);
+//   how the tiles are walked: tiles_dealt (block b takes b, b + grid, ...: the lesson's loop
+//     before it took tiles in order), and tiles_in_order, the lesson's loop built from this
+//     lab's template (it must time as device_template does);
 //   the ceiling of these boxes: tma_copy and tma_copy_in_order (no arithmetic, no block sync:
 //     one thread loads and stores every box);
-//   the batch itself: one_tensor and uniform_batch (chapter 07's 8192-float rows), batch_of_32.
+//   the batch itself: one_tensor and uniform_batch (chapter 07's 8192-float rows), uniform_dealt
+//     and uniform_copy_in_order (the same rows dealt, and copied), batch_of_32.
 // Hardware: compute capability 9.0 exactly, built for sm_90a, as the lesson.
 // Run: build/09_device_tensormap/device_tensormap_lab [--bench] [--variant=NAME] [--size=N]
 #include "device_tensormap.cu"  // the lesson: the batch, the encoders, the consumers and their launchers
@@ -24,8 +27,6 @@ constexpr int kBlockWarps = kBlockThreads / kWarpThreads;
 // The driver's maps for the constant_maps and tma_copy rows: written once per batch with
 // cudaMemcpyToSymbol, read by TMA straight from constant memory (no acquire; chapter 07).
 __constant__ CUtensorMap cmem_maps[kMaxMaps];
-// The in-order rows' counter of taken tiles: zeroed on the stream before each launch.
-__device__ unsigned long long gmem_next_tile;
 
 // ---- in_block: the maps made inside the consuming blocks, at .cta scope ----------------------
 
@@ -35,7 +36,8 @@ __device__ unsigned long long gmem_next_tile;
 // block, so the release and the acquire need only .cta scope.
 __global__ void __launch_bounds__(kBlockThreads)
     in_block_kernel(const __grid_constant__ CUtensorMap template_map, const __grid_constant__ Batch batch,
-                    const float* gmem_in, float* gmem_out, CUtensorMap* gmem_block_maps) {
+                    const float* gmem_in, float* gmem_out, CUtensorMap* gmem_block_maps,
+                    unsigned long long* next_tile) {
   __shared__ CUtensorMap smem_maps[kBlockWarps];  // one map under construction per warp
   const int warp_idx = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / kWarpThreads), 0);
   const int num_maps = kMapsPerTensor * batch.num_tensors;
@@ -47,26 +49,30 @@ __global__ void __launch_bounds__(kBlockThreads)
     __syncwarp();  // every lane is done with smem_maps[warp_idx] before the next map is built in it
   }
   __syncthreads();  // every release happens before the leader's acquires
-  double_batch_tiles<ptx::dot_scope::cta>(block_maps, batch, course::elect_tma_leader());
+  double_batch_tiles<ptx::dot_scope::cta>(block_maps, batch, next_tile, course::elect_tma_leader());
 }
 /// [in_block]
 
 // ---- The lesson's tile loop with one thing changed ------------------------------------------
 
 enum class MapSource { constant_memory, global_once, global_every_tile };  // global: written by an encode kernel
-enum class TileOrder { dealt, taken };  // dealt as in the lesson, or taken in order from gmem_next_tile
+enum class TileOrder { dealt, taken };  // dealt: block b takes b, b + grid, ...; taken: the lesson's counter
 enum class BoxWork { doubled, copied };  // copied: no arithmetic; the leader alone loads and stores
 
 /// [lab_tiles]
-// The lesson's double_batch_tiles, with the three choices above as template parameters.
+// The lesson's double_batch_tiles, with the three choices above as template parameters. Dealt
+// tiles come in the same way as taken ones (recorded in smem_tile, the end through the barrier),
+// so that the two orders differ in where the leader gets its next tile alone. The lesson's
+// consumer is lab_batch_tiles<global_once, taken, doubled> (the tiles_in_order row): the test
+// TheLabsInOrderTilesAreTheLessonsConsumer checks that both compile to the same instructions.
 template <MapSource kMaps, TileOrder kOrder, BoxWork kWork>
-__device__ void lab_batch_tiles(const CUtensorMap* gmem_maps, const Batch& batch, unsigned long long* next_tile) {
+__device__ void lab_batch_tiles(const CUtensorMap* gmem_maps, const Batch& batch, unsigned long long* next_tile,
+                                bool is_leader) {
   __shared__ alignas(kSmemAlign) float smem_box[kTileElems];  // [kTileRows][box_cols] of the current tensor
-  __shared__ alignas(8) std::uint64_t full_bar;                // the box has landed
-  __shared__ int smem_tile;                                    // taken and doubled: the leader's tile, for all
-  const bool is_leader = course::elect_tma_leader();
+  __shared__ alignas(8) std::uint64_t full_bar;                // the box has landed, or no tile is left
+  __shared__ int smem_tile;                                    // the tile in smem_box (>= num_tiles: none left)
   if (is_leader) {
-    ptx::mbarrier_init(&full_bar, std::uint32_t{1});  // one arrival per phase: the leader's arrive.expect_tx
+    ptx::mbarrier_init(&full_bar, std::uint32_t{1});  // one arrival per phase: the leader's, with bytes or without
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the initialised barrier is visible to TMA
   }
   __syncthreads();  // ...and to every thread, before anyone waits on it
@@ -74,50 +80,45 @@ __device__ void lab_batch_tiles(const CUtensorMap* gmem_maps, const Batch& batch
   if (kLeaderOnly && !is_leader) return;  // nobody else touches a copied box
   const CUtensorMap* maps = gmem_maps;
   if constexpr (kMaps == MapSource::constant_memory) maps = cmem_maps;
-
-  int tensor = 0;     // the tensor of the current tile: a block's tiles only go up, dealt or taken
-  int acquired = -1;  // the last tensor whose maps the leader acquired
-  course::StageCursor<1> cursor;
-  for (int round = 0;; ++round, cursor.advance()) {
-    int tile = static_cast<int>(blockIdx.x + round * gridDim.x);
-    if constexpr (kOrder == TileOrder::taken && kLeaderOnly) {
-      tile = static_cast<int>(atomicAdd(next_tile, 1ull));  // the next tile nobody has taken
-    } else if constexpr (kOrder == TileOrder::taken) {
-      if (is_leader) smem_tile = static_cast<int>(atomicAdd(next_tile, 1ull));
-      // Every thread reads the leader's tile. Their reads of the previous one came before the
-      // block sync that precedes the previous store, which the leader passed before writing.
-      __syncthreads();
-      tile = smem_tile;
+  int tensor = 0, acquired = -1;  // the current tile's (a block's tiles only go up); the last the leader acquired
+  int loads = 0;                  // dealt: the leader's loads so far
+  for (course::StageCursor<1> cursor;; cursor.advance()) {  // a ring of one box: the parity flips every tile
+    if (is_leader) {  // the box is free
+      const int taken = kOrder == TileOrder::taken ? static_cast<int>(atomicAdd(next_tile, 1ull))
+                                                   : static_cast<int>(blockIdx.x + loads++ * gridDim.x);
+      smem_tile = taken;  // every thread read the previous one before the last block sync
+      if (taken >= batch.num_tiles) {
+        // No bytes: the leader's arrival alone completes the phase, which then says "none left".
+        (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar);
+      } else {
+        while (taken >= batch.first_tile[tensor + 1]) ++tensor;
+        const TensorLayout& t = batch.tensors[tensor];
+        if (kMaps == MapSource::global_every_tile || (kMaps == MapSource::global_once && tensor != acquired)) {
+          // The maps' writer is an encode kernel on this GPU: .gpu, as in the lesson.
+          acquire_map<ptx::dot_scope::gpu>(&maps[kMapsPerTensor * tensor]);
+          acquire_map<ptx::dot_scope::gpu>(&maps[kMapsPerTensor * tensor + 1]);
+          acquired = tensor;
+        }
+        load_box(&maps[kMapsPerTensor * tensor], tile_origin(t, taken - batch.first_tile[tensor]),
+                 static_cast<std::uint32_t>(t.box_cols * kTileRows * sizeof(float)), smem_box, &full_bar);
+      }
     }
-    if (tile >= batch.num_tiles) break;
+    course::bounded_wait_parity(&full_bar, cursor.phase, {"full", cursor.stage, cursor.phase});  // landed, or the end
+    const int tile = smem_tile;
+    if (tile >= batch.num_tiles) break;  // the same answer in every thread
     while (tile >= batch.first_tile[tensor + 1]) ++tensor;
     const TensorLayout& t = batch.tensors[tensor];
-    const TileCoords at = tile_origin(t, tile - batch.first_tile[tensor]);
-    const CUtensorMap* in_map = &maps[kMapsPerTensor * tensor];
-    const CUtensorMap* out_map = in_map + 1;
-    const int box_elems = t.box_cols * kTileRows;
-    if (is_leader) {
-      const bool first_use = tensor != acquired;
-      if (kMaps == MapSource::global_every_tile || (kMaps == MapSource::global_once && first_use)) {
-        // The maps' writer is an encode kernel on this GPU: .gpu, as in the lesson.
-        acquire_map<ptx::dot_scope::gpu>(in_map);
-        acquire_map<ptx::dot_scope::gpu>(out_map);
-        acquired = tensor;
-      }
-      load_box(in_map, at, static_cast<std::uint32_t>(box_elems * sizeof(float)), smem_box, &full_bar);
-    }
-    course::bounded_wait_parity(&full_bar, cursor.phase, {"full", cursor.stage, cursor.phase});  // the box landed
     if constexpr (kWork == BoxWork::doubled) {
-      modify_box(smem_box, box_elems);
+      modify_box(smem_box, t.box_cols * kTileRows);
       ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared become visible to the async proxy
-      __syncthreads();                            // every thread's writes are fenced before the store starts
+      __syncthreads();  // every thread's writes are fenced (and smem_tile read) before the store
     } else {
       // No thread wrote the box; the leader still fences, as in the lesson, so that the rows
       // differ by the arithmetic and the block sync alone (one instruction per tile).
       ptx::fence_proxy_async(ptx::space_shared);
     }
     if (is_leader) {
-      store_box(out_map, at, smem_box);
+      store_box(&maps[kMapsPerTensor * tensor + 1], tile_origin(t, tile - batch.first_tile[tensor]), smem_box);
       ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});  // the store has read smem_box: it may be refilled
     }
   }
@@ -127,36 +128,46 @@ __device__ void lab_batch_tiles(const CUtensorMap* gmem_maps, const Batch& batch
 // One kernel per row, named, so that the PTX tests can find each.
 __global__ void __launch_bounds__(kBlockThreads)
     acquire_every_tile_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
-                              unsigned long long* next) {
-  lab_batch_tiles<MapSource::global_every_tile, TileOrder::dealt, BoxWork::doubled>(gmem_maps, batch, next);
+                              unsigned long long* next_tile) {
+  lab_batch_tiles<MapSource::global_every_tile, TileOrder::taken, BoxWork::doubled>(gmem_maps, batch, next_tile,
+                                                                                    course::elect_tma_leader());
 }
 __global__ void __launch_bounds__(kBlockThreads)
     constant_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
-                         unsigned long long* next) {
-  lab_batch_tiles<MapSource::constant_memory, TileOrder::dealt, BoxWork::doubled>(gmem_maps, batch, next);
+                         unsigned long long* next_tile) {
+  lab_batch_tiles<MapSource::constant_memory, TileOrder::taken, BoxWork::doubled>(gmem_maps, batch, next_tile,
+                                                                                  course::elect_tma_leader());
 }
 __global__ void __launch_bounds__(kBlockThreads)
     tiles_in_order_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
-                          unsigned long long* next) {
-  lab_batch_tiles<MapSource::global_once, TileOrder::taken, BoxWork::doubled>(gmem_maps, batch, next);
+                          unsigned long long* next_tile) {
+  lab_batch_tiles<MapSource::global_once, TileOrder::taken, BoxWork::doubled>(gmem_maps, batch, next_tile,
+                                                                              course::elect_tma_leader());
+}
+__global__ void __launch_bounds__(kBlockThreads)
+    tiles_dealt_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
+                       unsigned long long* next_tile) {
+  lab_batch_tiles<MapSource::global_once, TileOrder::dealt, BoxWork::doubled>(gmem_maps, batch, next_tile,
+                                                                              course::elect_tma_leader());
 }
 __global__ void __launch_bounds__(kBlockThreads)
     tma_copy_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
-                    unsigned long long* next) {
-  lab_batch_tiles<MapSource::constant_memory, TileOrder::dealt, BoxWork::copied>(gmem_maps, batch, next);
+                    unsigned long long* next_tile) {
+  lab_batch_tiles<MapSource::constant_memory, TileOrder::dealt, BoxWork::copied>(gmem_maps, batch, next_tile,
+                                                                                 course::elect_tma_leader());
 }
 __global__ void __launch_bounds__(kBlockThreads)
     tma_copy_in_order_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
-                             unsigned long long* next) {
-  lab_batch_tiles<MapSource::constant_memory, TileOrder::taken, BoxWork::copied>(gmem_maps, batch, next);
+                             unsigned long long* next_tile) {
+  lab_batch_tiles<MapSource::constant_memory, TileOrder::taken, BoxWork::copied>(gmem_maps, batch, next_tile,
+                                                                                 course::elect_tma_leader());
 }
 
 // ---- Launchers: the lesson's signature, with the lab's extra places --------------------------
 
 struct Buffers : BatchBuffers {
-  CUtensorMap* gmem_block_maps = nullptr;       // in_block: 2 x num_tensors maps per block
-  unsigned block_maps_blocks = 0;               // how many blocks' maps gmem_block_maps holds
-  unsigned long long* gmem_next_tile = nullptr;  // gmem_next_tile, by its device address
+  CUtensorMap* gmem_block_maps = nullptr;  // in_block: 2 x num_tensors maps per block
+  unsigned block_maps_blocks = 0;          // how many blocks' maps gmem_block_maps holds
 };
 using Launch = void (*)(const Buffers& buffers, unsigned max_blocks);
 
@@ -175,9 +186,12 @@ unsigned resident_blocks(Kernel kernel) {
   return static_cast<unsigned>(num_sms * blocks_per_sm);
 }
 
+// Every launch goes through the lesson's launch_resident, which zeroes the tile counter first:
+// the dealt rows pay for that memset too, so that the orders differ in the tiles alone.
 void launch_in_block(const Buffers& b, unsigned max_blocks) {
   const unsigned blocks = max_blocks != 0 && max_blocks < b.block_maps_blocks ? max_blocks : b.block_maps_blocks;
-  launch_resident(in_block_kernel, b.batch, blocks, b.template_map, b.batch, b.gmem_in, b.gmem_out, b.gmem_block_maps);
+  launch_resident(in_block_kernel, b, blocks, b.template_map, b.batch, b.gmem_in, b.gmem_out, b.gmem_block_maps,
+                  b.gmem_next_tile);
 }
 
 // The lesson's device_template encoder: one warp per map, released at .gpu.
@@ -205,32 +219,20 @@ void prepare_constant_maps(const Buffers& b) {
   COURSE_CHECK(cudaMemcpyToSymbol(cmem_maps, maps.data(), maps.size() * sizeof(CUtensorMap)));
 }
 
-void launch_acquire_sys(const Buffers& b, unsigned max_blocks) {
-  encode_on_device(b);
-  launch_resident(consume_host_maps_kernel, b.batch, max_blocks, b.gmem_maps, b.batch);  // .sys: wider than needed
+// A row's consumer on the batch's maps and counter, the maps encoded on the device first or not.
+template <auto kKernel, bool kEncode>
+void launch_row(const Buffers& b, unsigned max_blocks) {
+  if (kEncode) encode_on_device(b);
+  launch_resident(kKernel, b, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
 }
-void launch_acquire_every_tile(const Buffers& b, unsigned max_blocks) {
-  encode_on_device(b);
-  launch_resident(acquire_every_tile_kernel, b.batch, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
-}
-void launch_consume_only(const Buffers& b, unsigned max_blocks) {
-  launch_resident(consume_device_maps_kernel, b.batch, max_blocks, b.gmem_maps, b.batch);
-}
-void launch_constant_maps(const Buffers& b, unsigned max_blocks) {
-  launch_resident(constant_maps_kernel, b.batch, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
-}
-void launch_tiles_in_order(const Buffers& b, unsigned max_blocks) {
-  encode_on_device(b);
-  COURSE_CHECK(cudaMemsetAsync(b.gmem_next_tile, 0, sizeof(unsigned long long)));  // no tile taken yet
-  launch_resident(tiles_in_order_kernel, b.batch, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
-}
-void launch_tma_copy(const Buffers& b, unsigned max_blocks) {
-  launch_resident(tma_copy_kernel, b.batch, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
-}
-void launch_tma_copy_in_order(const Buffers& b, unsigned max_blocks) {
-  COURSE_CHECK(cudaMemsetAsync(b.gmem_next_tile, 0, sizeof(unsigned long long)));  // no tile taken yet
-  launch_resident(tma_copy_in_order_kernel, b.batch, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
-}
+constexpr Launch launch_acquire_sys = &launch_row<consume_host_maps_kernel, true>;  // .sys: wider than needed
+constexpr Launch launch_acquire_every_tile = &launch_row<acquire_every_tile_kernel, true>;
+constexpr Launch launch_consume_only = &launch_row<consume_device_maps_kernel, false>;
+constexpr Launch launch_constant_maps = &launch_row<constant_maps_kernel, false>;
+constexpr Launch launch_tiles_in_order = &launch_row<tiles_in_order_kernel, true>;
+constexpr Launch launch_tiles_dealt = &launch_row<tiles_dealt_kernel, true>;
+constexpr Launch launch_tma_copy = &launch_row<tma_copy_kernel, false>;
+constexpr Launch launch_tma_copy_in_order = &launch_row<tma_copy_in_order_kernel, false>;
 
 // ---- The rows ----------------------------------------------------------------------------
 
@@ -252,21 +254,28 @@ const Variant kVariants[] = {
     {"host_encoded", "the lesson's: driver maps, cudaMemcpyToSymbol, .sys acquire", &lesson<&::launch_host_encoded>},
     {"device_template", "the lesson's: encode kernel from the template, .gpu", &lesson<&::launch_device_template>},
     {"in_block", "one launch: each block encodes every map into its own slots, .cta", &launch_in_block},
-    {"acquire_sys", "device_template, the consumer acquiring at .sys (the guide's choice)", &launch_acquire_sys},
-    {"acquire_every_tile", "device_template, acquiring both maps before every tile", &launch_acquire_every_tile},
-    {"consume_only", "device_template's consumer alone: maps encoded once, untimed", &launch_consume_only,
+    {"acquire_sys", "device_template, the consumer acquiring at .sys (the guide's choice)", launch_acquire_sys},
+    {"acquire_every_tile", "device_template, acquiring both maps before every tile", launch_acquire_every_tile},
+    {"consume_only", "device_template's consumer alone: maps encoded once, untimed", launch_consume_only,
      &prepare_device_maps},
-    {"constant_maps", "driver maps in __constant__ memory, made once; no acquire", &launch_constant_maps,
+    {"constant_maps", "driver maps in __constant__ memory, made once; no acquire", launch_constant_maps,
      &prepare_constant_maps},
-    {"tiles_in_order", "device_template, tiles taken in order from a counter", &launch_tiles_in_order},
-    {"tma_copy", "constant maps, every box loaded and stored unchanged by one thread", &launch_tma_copy,
+    {"tiles_in_order", "device_template's loop built from the lab's template (same instructions)",
+     launch_tiles_in_order},
+    {"tiles_dealt", "device_template with the tiles dealt (b, b + grid, ...): the earlier lesson",
+     launch_tiles_dealt},
+    {"tma_copy", "constant maps, tiles dealt, every box loaded and stored unchanged by one thread", launch_tma_copy,
      &prepare_constant_maps, BoxWork::copied},
-    {"tma_copy_in_order", "tma_copy with tiles taken in order: this batch's ceiling", &launch_tma_copy_in_order,
+    {"tma_copy_in_order", "tma_copy with tiles taken in order: this batch's ceiling", launch_tma_copy_in_order,
      &prepare_constant_maps, BoxWork::copied},
     {"one_tensor", "device_template on one 8192-float-wide matrix (chapter 07's shape)",
      &lesson<&::launch_device_template>, nullptr, BoxWork::doubled, &one_tensor},
     {"uniform_batch", "device_template on eight 8192-float-wide matrices", &lesson<&::launch_device_template>,
      nullptr, BoxWork::doubled, &uniform_batch},
+    {"uniform_dealt", "tiles_dealt on eight 8192-float-wide matrices", launch_tiles_dealt, nullptr, BoxWork::doubled,
+     &uniform_batch},
+    {"uniform_copy_in_order", "tma_copy_in_order on eight 8192-float-wide matrices", launch_tma_copy_in_order,
+     &prepare_constant_maps, BoxWork::copied, &uniform_batch},
     {"batch_of_32", "device_template on 32 tensors, the lesson's widths four times",
      &lesson<&::launch_device_template>, nullptr, BoxWork::doubled, &batch_of_32},
 };
@@ -281,7 +290,6 @@ struct Problem {
     gmem_block_maps = course::DeviceBuffer<CUtensorMap>(std::size_t{buffers.block_maps_blocks} * kMapsPerTensor *
                                                         lesson.plan.tensors.size());
     buffers.gmem_block_maps = gmem_block_maps.data();
-    COURSE_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&buffers.gmem_next_tile), gmem_next_tile));
   }
   const std::vector<float>& expected(BoxWork work) {
     if (work == BoxWork::doubled) return lesson.expected;

@@ -7,7 +7,7 @@
 // rules every request must pass before a kernel encodes its map (course/tensor_map.hpp, the
 // course's one rule check), the host model of what one tensor copy does (zero fill on loads,
 // clipping on stores) from which the reference is computed, PTX's numbers for the map fields
-// that tensormap.replace takes as immediates, and the batch table the program prints.
+// that tensormap.replace takes as immediates, the --size rule and the batch table the program prints.
 // Host code only (the few functions the kernels share are __host__ __device__ under nvcc);
 // device_tensormap.cu (the lesson) and device_tensormap_lab.cu include it, and
 // device_tensormap_test.cu checks it on the CPU.
@@ -308,7 +308,14 @@ TENSORMAP_HOST_DEVICE constexpr int ptx_fill_mode(CUtensorMapFloatOOBfill fill) 
 }
 /// [ptx_codes]
 
-// ---- What the programs print without a GPU ---------------------------------------------------
+// ---- The command line, and what the programs print without a GPU -----------------------------
+
+// The rule for --size, the bytes of the whole batch: whole MiB, at most 16 GiB.
+inline std::optional<std::string> batch_size_problem(std::size_t bytes) {
+  if (bytes % (1u << 20) != 0 || bytes == 0) return "--size must be a whole number of MiB (at least 1M)";
+  if (bytes > (std::size_t{16} << 30)) return "--size must be at most 16G";
+  return std::nullopt;
+}
 
 // One line about a batch: tensors, maps, tiles, the range of box sizes, the bytes a run moves.
 inline std::string batch_summary(const BatchPlan& plan) {

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -359,6 +361,32 @@ TEST(HostChapter, TheLabsRowsAreNamedOnceAndHoldTheLessonsReference) {
   EXPECT_EQ(names.count("in_block"), 1u) << "the .cta way of making maps is a row of the lab";
 }
 
+// Nothing measured is lost: every variant and row measured so far is a variant of the lesson or a
+// row of the lab, and the lesson stays within its four variants. The lesson's consumer once dealt
+// its tiles: that loop is the lab's tiles_dealt (and uniform_dealt, on the uniform batch). The
+// lab's tiles_in_order became the lesson's loop; the row stays, built from the lab's template.
+TEST(HostChapter, EveryEarlierRowIsInTheLessonOrTheLab) {
+  auto find = [](const std::string& name, const auto& table) {
+    return std::find_if(std::begin(table), std::end(table), [&](const auto& v) { return name == v.name; });
+  };
+  auto in_table = [&](const std::string& name, const auto& table) { return find(name, table) != std::end(table); };
+  for (const char* name : {"host_encoded", "device_template", "device_zero", "in_block", "acquire_sys",
+                           "acquire_every_tile", "consume_only", "constant_maps", "tiles_in_order", "tiles_dealt",
+                           "tma_copy", "tma_copy_in_order", "one_tensor", "uniform_batch", "uniform_dealt",
+                           "uniform_copy_in_order", "batch_of_32"}) {
+    EXPECT_TRUE(in_table(name, kVariants) || in_table(name, lab::kVariants)) << name;
+  }
+  EXPECT_LE(std::size(kVariants), 4u);
+  for (const char* name : {"tiles_dealt", "uniform_dealt"}) {
+    ASSERT_TRUE(in_table(name, lab::kVariants)) << name;
+    EXPECT_EQ(find(name, lab::kVariants)->launch, lab::launch_tiles_dealt) << name << ": the dealt loop";
+  }
+  EXPECT_EQ(find("tiles_in_order", lab::kVariants)->launch, lab::launch_tiles_in_order);
+  EXPECT_EQ(find("tma_copy", lab::kVariants)->launch, lab::launch_tma_copy) << "the dealt copy";
+  EXPECT_EQ(find("uniform_batch", lab::kVariants)->shapes, find("uniform_dealt", lab::kVariants)->shapes);
+  EXPECT_EQ(find("uniform_copy_in_order", lab::kVariants)->shapes, find("uniform_dealt", lab::kVariants)->shapes);
+}
+
 TEST(HostChapter, LabModelDescribesItsOtherBatches) {
   std::ostringstream text;
   lab::chapter_info().host_model(text);
@@ -453,7 +481,8 @@ TEST_F(HostCodegen, EachConsumerAcquiresAtItsWritersScope) {
                                                          {lesson("consume_device_maps_kernel"), "gpu"},
                                                          {lab("in_block_kernel"), "cta"},
                                                          {lab("acquire_every_tile_kernel"), "gpu"},
-                                                         {lab("tiles_in_order_kernel"), "gpu"}};
+                                                         {lab("tiles_in_order_kernel"), "gpu"},
+                                                         {lab("tiles_dealt_kernel"), "gpu"}};
   for (const auto& [k, scope] : kernels) {
     for (const char* other : {"sys", "gpu", "cta"}) {
       EXPECT_EQ(has(k, acquire_at(other)), std::string(other) == scope)
@@ -474,7 +503,8 @@ TEST_F(HostCodegen, ConsumersMoveTilesWithTensorCopiesOnly) {
       {"in_block_kernel", lab("in_block_kernel")},
       {"acquire_every_tile_kernel", lab("acquire_every_tile_kernel")},
       {"constant_maps_kernel", lab("constant_maps_kernel")},
-      {"tiles_in_order_kernel", lab("tiles_in_order_kernel")}};
+      {"tiles_in_order_kernel", lab("tiles_in_order_kernel")},
+      {"tiles_dealt_kernel", lab("tiles_dealt_kernel")}};
   for (const auto& [name, k] : doubling) {
     EXPECT_TRUE(has(k, kTileLoad)) << name;
     EXPECT_TRUE(has(k, kTileStore)) << name;
@@ -497,12 +527,42 @@ TEST_F(HostCodegen, ConsumersMoveTilesWithTensorCopiesOnly) {
   }
 }
 
-TEST_F(HostCodegen, OnlyTheInOrderRowsTakeTilesFromTheCounter) {
-  for (const auto& [name, taken] : {std::pair{"tiles_in_order_kernel", true}, std::pair{"tma_copy_in_order_kernel", true},
-                                    std::pair{"tma_copy_kernel", false}, std::pair{"constant_maps_kernel", false}}) {
-    EXPECT_EQ(course::count_matches(lab(name), R"(atom(\.global)?\.add\.u64)") > 0, taken) << name;
+// The lesson's consumers and every lab kernel but the dealt ones take their tiles from the counter.
+TEST_F(HostCodegen, OnlyTheDealtRowsLeaveTheCounterAlone) {
+  const char* const take = R"(atom(\.global)?\.add\.u64)";
+  for (const char* name : {"consume_host_maps_kernel", "consume_device_maps_kernel"}) {
+    EXPECT_EQ(course::count_matches(lesson(name), take), 1) << name << ": one atomicAdd, where the leader takes a tile";
   }
-  EXPECT_EQ(course::count_matches(lesson("consume_device_maps_kernel"), R"(atom(\.global)?\.add)"), 0);
+  for (const auto& [name, taken] :
+       {std::pair{"in_block_kernel", true}, std::pair{"acquire_every_tile_kernel", true},
+        std::pair{"constant_maps_kernel", true}, std::pair{"tiles_in_order_kernel", true},
+        std::pair{"tma_copy_in_order_kernel", true}, std::pair{"tiles_dealt_kernel", false},
+        std::pair{"tma_copy_kernel", false}}) {
+    EXPECT_EQ(course::count_matches(lab(name), take) > 0, taken) << name;
+  }
+  EXPECT_EQ(course::count_matches(lesson("encode_from_template_kernel"), take), 0) << "the encoder takes no tile";
+}
+
+// Past the last tile the leader completes the phase with a plain arrival (no expect-tx): that is
+// how the end reaches the block, in the lesson's loop and in both orders of the lab's.
+TEST_F(HostCodegen, TheEndOfTheTilesReachesTheBlockThroughTheBarrier) {
+  const char* const plain_arrive = R"(mbarrier\.arrive\.release)";  // not arrive.expect_tx
+  for (const char* name : {"consume_host_maps_kernel", "consume_device_maps_kernel"}) {
+    EXPECT_GT(course::count_matches(lesson(name), plain_arrive), 0) << name;
+  }
+  for (const char* name : {"tiles_in_order_kernel", "tiles_dealt_kernel", "tma_copy_kernel", "tma_copy_in_order_kernel"}) {
+    EXPECT_GT(course::count_matches(lab(name), plain_arrive), 0) << name;
+  }
+}
+
+// The lab's tiles_in_order row is the lesson's consumer built from the lab's template: the same
+// instructions in the same order (operands aside, which name the kernel, its labels and shared
+// variables). The dealt loop comes from the same template and differs in where tiles come from.
+TEST_F(HostCodegen, TheLabsInOrderTilesAreTheLessonsConsumer) {
+  const std::vector<std::string> taught = course::ptx_instructions(lesson("consume_device_maps_kernel"));
+  EXPECT_GT(taught.size(), 100u) << "too few instructions found";
+  EXPECT_EQ(taught, course::ptx_instructions(lab("tiles_in_order_kernel")));
+  EXPECT_NE(taught, course::ptx_instructions(lab("tiles_dealt_kernel"))) << "the dealt loop computes its tiles";
 }
 
 // The course moves data with TMA (cp.async.bulk), never with chapter 02's LDGSTS (cp.async.ca/cg).
@@ -606,6 +666,39 @@ TEST_P(Sm90a_DeviceTensormapLab, TimedLaunchesAfterTheCheckStayCorrect) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, Sm90a_DeviceTensormapLab, ::testing::ValuesIn(lab::kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// ---- On the GPU: tiles taken in order, and blocks that find none -------------------------------
+// launch_resident never starts more blocks than there are tiles; here the consumers are launched
+// with more, so that some blocks find "none left" at their very first take. Each block takes
+// until it is told so, exactly once: the counter ends at num_tiles + blocks.
+
+class Sm90a_TilesInOrder : public course::GpuTest {
+ protected:
+  Sm90a_TilesInOrder() : GpuTest(chapter_info().requirement) {}
+  template <class Kernel>
+  static void expect_correct_with_blocks(Kernel kernel, unsigned blocks, bool taken) {
+    Problem p({{kTileRows, kTileCols, kTileCols}, {5, 12, 12}, {40, 300, 300}});  // 1 + 1 + 4 tiles
+    ASSERT_EQ(p.plan.num_tiles, 6);
+    p.gmem_out.poison();
+    lab::encode_on_device(p.buffers);
+    COURSE_CHECK(cudaMemset(p.buffers.gmem_next_tile, 0, sizeof(unsigned long long)));
+    kernel<<<blocks, kBlockThreads>>>(p.buffers.gmem_maps, p.buffers.batch, p.buffers.gmem_next_tile);
+    COURSE_CHECK_LAUNCH();
+    COURSE_CHECK(cudaDeviceSynchronize());
+    const course::Comparison result = p.gmem_out.check(p.expected);
+    EXPECT_TRUE(result.ok()) << blocks << " blocks: " << result.summary() << '\n' << result.first;
+    unsigned long long takes = 0;
+    COURSE_CHECK(cudaMemcpy(&takes, p.buffers.gmem_next_tile, sizeof takes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(takes, taken ? 6u + blocks : 0u) << blocks << " blocks";
+  }
+};
+
+TEST_F(Sm90a_TilesInOrder, BlocksWithoutATileStopAtTheirFirstTake) {
+  for (unsigned blocks : {1u, 2u, 6u, 7u, 40u}) expect_correct_with_blocks(consume_device_maps_kernel, blocks, true);
+}
+TEST_F(Sm90a_TilesInOrder, DealtBlocksBeyondTheLastTileStopToo) {
+  for (unsigned blocks : {1u, 6u, 40u}) expect_correct_with_blocks(lab::tiles_dealt_kernel, blocks, false);
+}
 
 // A batch the maps cannot describe is refused with the host rules' sentences before any launch.
 class Sm90a_BatchRefused : public course::GpuTest {
