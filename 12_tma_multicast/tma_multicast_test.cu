@@ -4,7 +4,9 @@
 // cluster sync included), the problem and its tensor maps, the variant tables of lesson and lab,
 // what every kernel of the lesson and the lab compiles to (PTX and machine code), every lesson
 // variant and every lab row bit-exact on the GPU for several shapes, the hardware's rank order,
-// and two miscounted barriers diagnosed instead of hung.
+// two miscounted barriers diagnosed instead of hung; and the lab's broadcast stream: its model
+// (panel, fold, slices, traffic, the time floor), its rows bit-exact at awkward sizes, and a
+// wrong multicast mask diagnosed by the bounded wait.
 #include "tma_multicast_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
@@ -285,6 +287,213 @@ TEST(HostTraffic, BlocksAreTheLaunchersGrid) {
       EXPECT_EQ(num_blocks(c, s), std::uint64_t{grid.x} * grid.y) << name(c);
     }
   }
+  for (const lab::BroadcastRow& row : lab::kBroadcastRows) {
+    for (const BroadcastShape& s :
+         {BroadcastShape{1, 1}, BroadcastShape{13, 100}, BroadcastShape{4096, kPanelTiles * kPanelTileRows}}) {
+      const dim3 grid = lab::broadcast_grid(s, row.cluster);
+      EXPECT_EQ(broadcast_grid_blocks(row.cluster, s), std::uint64_t{grid.x}) << row.name;
+      EXPECT_EQ(grid.x % row.cluster.x, 0u) << row.name << ": whole clusters";
+      EXPECT_GE(grid.x, static_cast<unsigned>(s.blocks)) << row.name;
+      EXPECT_LT(grid.x - static_cast<unsigned>(s.blocks), static_cast<unsigned>(row.cluster.x)) << row.name;
+      EXPECT_EQ(grid.y * grid.z, 1u) << row.name;
+    }
+  }
+}
+
+// ---- The broadcast stream (Part 5 of the model) --------------------------------------------------
+
+// The clusters of the broadcast rows, with and without multicast.
+std::vector<ClusterShape> broadcast_shapes() {
+  std::vector<ClusterShape> shapes;
+  for (int n : {1, 2, 4, 8}) {
+    shapes.push_back({n, 1, true});
+    shapes.push_back({n, 1, false});
+  }
+  return shapes;
+}
+
+TEST(HostBroadcastModel, ThePanelIsTwoMiBOfSixteenKiBTiles) {
+  EXPECT_EQ(kPanelTileBytes, 16u * 1024);
+  EXPECT_EQ(std::uint64_t{kPanelTiles} * kPanelTileBytes, std::uint64_t{2} << 20);
+  EXPECT_EQ(kBroadcastRing * kPanelTileBytes, 32u * 1024) << "two of the product's 16 KiB stages";
+  EXPECT_EQ(kFoldWords, 1024);
+  EXPECT_EQ(kChunksPerThread, 4);
+  EXPECT_EQ(panel_tiles({1, 1}), 1);
+  EXPECT_EQ(panel_tiles({1, kPanelTileRows}), 1);
+  EXPECT_EQ(panel_tiles({1, kPanelTileRows + 1}), 2);
+  EXPECT_EQ(panel_tiles({1, kPanelTiles * kPanelTileRows}), kPanelTiles);
+}
+
+// The slices of a tile are whole rows, each loaded by one block, each landing 128-byte aligned.
+TEST(HostBroadcastModel, SlicesCutEachTileIntoAlignedBoxesOfWholeRows) {
+  for (const ClusterShape& c : broadcast_shapes()) {
+    std::vector<int> rows(kPanelTileRows, 0);
+    for (int x = 0; x < a_sharers(c); ++x) {
+      for (int r = 0; r < panel_slice_rows(c); ++r) ++rows[panel_slice_first_row(c, x) + r];
+      EXPECT_EQ(panel_slice_offset_elems(c, x) * sizeof(std::uint32_t) % kSmemAlign, 0u) << name(c) << " slice " << x;
+    }
+    EXPECT_EQ(rows, std::vector<int>(kPanelTileRows, 1)) << name(c) << ": every row of the tile in exactly one slice";
+    EXPECT_EQ(std::uint64_t{panel_slice_bytes(c)} * a_sharers(c), std::uint64_t{kPanelTileBytes}) << name(c);
+  }
+  EXPECT_EQ(panel_slice_rows({8, 1, true}), 8);
+  EXPECT_EQ(panel_slice_bytes({8, 1, true}), 2048u);
+  EXPECT_EQ(panel_slice_first_row({4, 1, true}, 3), 48);
+  EXPECT_EQ(panel_slice_first_row({4, 1, false}, 3), 0) << "without multicast every block loads the whole tile";
+}
+
+// Per block: the slices the masks deliver to it fill its stage once and add up to what its full
+// barrier expects; its empty barrier hears from every consumer warp of every block it writes into.
+TEST(HostBroadcastModel, EveryBlockReceivesEverySliceOnceAndCountsIt) {
+  auto check = [](const ClusterShape& c, auto mask_of, std::uint32_t full_tx, int empty_count) {
+    for (int x = 0; x < c.x; ++x) {
+      std::vector<int> rows(kPanelTileRows, 0);
+      std::uint32_t landed = 0;
+      int arrivals = 0;
+      for (int px = 0; px < c.x; ++px) {
+        if (mask_of(px) >> x & 1u) {
+          for (int r = 0; r < panel_slice_rows(c); ++r) ++rows[panel_slice_first_row(c, px) + r];
+          landed += panel_slice_bytes(c);
+        }
+        for (int i = 0; i < num_release_targets(c); ++i) {
+          arrivals += release_target(c, px, 0, i) == x ? kConsumerWarps : 0;
+        }
+      }
+      EXPECT_EQ(rows, std::vector<int>(kPanelTileRows, 1)) << name(c) << " block " << x;
+      EXPECT_EQ(landed, full_tx) << name(c) << " block " << x;
+      EXPECT_EQ(arrivals, empty_count) << name(c) << " block " << x;
+    }
+  };
+  check(BroadcastPlan<1, false>::kShape, BroadcastPlan<1, false>::multicast_mask, BroadcastPlan<1, false>::kFullTxBytes,
+        BroadcastPlan<1, false>::kEmptyArrivals);
+  check(BroadcastPlan<2, true>::kShape, BroadcastPlan<2, true>::multicast_mask, BroadcastPlan<2, true>::kFullTxBytes,
+        BroadcastPlan<2, true>::kEmptyArrivals);
+  check(BroadcastPlan<4, true>::kShape, BroadcastPlan<4, true>::multicast_mask, BroadcastPlan<4, true>::kFullTxBytes,
+        BroadcastPlan<4, true>::kEmptyArrivals);
+  check(BroadcastPlan<8, true>::kShape, BroadcastPlan<8, true>::multicast_mask, BroadcastPlan<8, true>::kFullTxBytes,
+        BroadcastPlan<8, true>::kEmptyArrivals);
+  check(BroadcastPlan<4, false>::kShape, BroadcastPlan<4, false>::multicast_mask, BroadcastPlan<4, false>::kFullTxBytes,
+        BroadcastPlan<4, false>::kEmptyArrivals);
+}
+
+TEST(HostBroadcastModel, PlansCarryTheirCountsAndMasks) {
+  EXPECT_EQ((BroadcastPlan<1, false>::kEmptyArrivals), kConsumerWarps);
+  EXPECT_EQ((BroadcastPlan<2, true>::kEmptyArrivals), 2 * kConsumerWarps);
+  EXPECT_EQ((BroadcastPlan<4, true>::kEmptyArrivals), 4 * kConsumerWarps);
+  EXPECT_EQ((BroadcastPlan<8, true>::kEmptyArrivals), 8 * kConsumerWarps);
+  EXPECT_EQ((BroadcastPlan<4, false>::kEmptyArrivals), kConsumerWarps) << "without multicast only our own warps arrive";
+  EXPECT_EQ((BroadcastPlan<8, true>::kFullTxBytes), kPanelTileBytes) << "multicast does not change what lands";
+  EXPECT_EQ((BroadcastPlan<4, true>::multicast_mask(2)), 0b1111);
+  EXPECT_EQ((BroadcastPlan<8, true>::multicast_mask(5)), 0b1111'1111);
+  EXPECT_EQ((BroadcastPlan<4, false>::multicast_mask(2)), 0b0100);
+  EXPECT_EQ((BroadcastPlan<1, false>::multicast_mask(0)), 0b1);
+}
+
+TEST(HostBroadcastModel, ReferenceOfASmallPanelByHand) {
+  // 2048 + 3 words: the fold adds word i to column i % 1024; block b's row is fold x (2b + 1) + b.
+  std::vector<std::uint32_t> panel(2 * kFoldWords + 3, 0u);
+  panel[0] = 5;
+  panel[kFoldWords] = 7;           // column 0 again
+  panel[2 * kFoldWords] = 0xFFFFFFFFu;  // and again: the sum wraps to 11
+  panel[2 * kFoldWords + 2] = 9;   // column 2
+  const std::vector<std::uint32_t> fold = panel_fold(panel);
+  EXPECT_EQ(fold[0], 11u);
+  EXPECT_EQ(fold[1], 0u);
+  EXPECT_EQ(fold[2], 9u);
+  const std::vector<std::uint32_t> out = broadcast_reference(panel, 3);
+  ASSERT_EQ(out.size(), std::size_t(3) * kFoldWords);
+  EXPECT_EQ(out[0], 11u);                                 // block 0: x 1 + 0
+  EXPECT_EQ(out[kFoldWords + 0], 11u * 3 + 1);            // block 1: x 3 + 1
+  EXPECT_EQ(out[2 * kFoldWords + 2], 9u * 5 + 2);         // block 2: x 5 + 2
+  EXPECT_EQ(out[2 * kFoldWords + 1], 2u) << "a zero column still carries the block";
+}
+
+// What the kernel's consumer thread t adds, read off its own indexing (uint4 number t + 256 j of
+// every tile), is column 4t .. 4t+3 of the fold, whatever the tile and wherever a cluster starts.
+TEST(HostBroadcastModel, EachConsumerThreadAddsOneUint4ColumnOfTheFold) {
+  const BroadcastShape s{1, 3 * kPanelTileRows + 5};
+  std::vector<std::uint32_t> panel(std::size_t(s.panel_rows) * kPanelCols);
+  for (std::size_t i = 0; i < panel.size(); ++i) panel[i] = panel_value(i);
+  const std::vector<std::uint32_t> fold = panel_fold(panel);
+  for (int cluster : {0, 1, 5}) {
+    std::vector<std::uint32_t> sums(kFoldWords, 0u);
+    for (int i = 0; i < panel_tiles(s); ++i) {
+      const int tile = (first_panel_tile(cluster, panel_tiles(s)) + i) % panel_tiles(s);
+      for (int t = 0; t < kConsumerThreads; ++t) {
+        for (int j = 0; j < kChunksPerThread; ++j) {
+          for (int k = 0; k < 4; ++k) {
+            const std::size_t word = std::size_t(tile) * kPanelTileWords + 4 * (t + j * kConsumerThreads) + k;
+            sums[4 * t + k] += word < panel.size() ? panel[word] : 0u;  // TMA fills zeros past the panel
+          }
+        }
+      }
+    }
+    EXPECT_EQ(sums, fold) << "cluster " << cluster;
+  }
+}
+
+TEST(HostBroadcastModel, ClustersStartAtDifferentTilesAndVisitEachOnce) {
+  EXPECT_EQ(first_panel_tile(0, kPanelTiles), 0);
+  EXPECT_EQ(first_panel_tile(5, kPanelTiles), 5);
+  EXPECT_EQ(first_panel_tile(kPanelTiles + 3, kPanelTiles), 3);
+  EXPECT_EQ(first_panel_tile(7, 1), 0);
+  for (int tiles : {1, 3, kPanelTiles}) {
+    for (int cluster : {0, 2, 131}) {
+      std::set<int> visited;
+      for (int i = 0; i < tiles; ++i) visited.insert((first_panel_tile(cluster, tiles) + i) % tiles);
+      EXPECT_EQ(visited.size(), std::size_t(tiles)) << tiles << " tiles, cluster " << cluster;
+    }
+  }
+}
+
+TEST(HostBroadcastModel, BadShapesAreRefused) {
+  EXPECT_THROW(lab::BroadcastProblem({0, 4}), std::invalid_argument);
+  EXPECT_THROW(lab::BroadcastProblem({4, 0}), std::invalid_argument);
+  EXPECT_THROW(lab::BroadcastProblem({(1 << 20) + 1, 4}), std::invalid_argument);
+  EXPECT_TRUE(broken_broadcast_rule({4, (1 << 20) + 1}));
+  EXPECT_FALSE(broken_broadcast_rule(lab::broadcast_shape(std::size_t{64} << 20))) << "the largest --size";
+}
+
+// The --size=16M run of ncu_metrics.txt and of --bench: 4096 blocks, each reading the 2 MiB panel.
+const BroadcastShape kBenchBroadcast{4096, kPanelTiles * kPanelTileRows};
+
+TEST(HostBroadcastTraffic, SizeIsOneRowOfOutputPerBlock) {
+  const BroadcastShape s = lab::broadcast_shape(std::size_t{16} << 20);
+  EXPECT_EQ(s.blocks, kBenchBroadcast.blocks);
+  EXPECT_EQ(s.panel_rows, kBenchBroadcast.panel_rows);
+  EXPECT_EQ(lab::broadcast_shape(std::size_t{1} << 20).blocks, 256) << "the default verify size";
+  EXPECT_EQ(lab::broadcast_shape(3 * kRowBytes).blocks, 3);
+}
+
+// Every variant lands 8 GiB in shared memory; the loads ask the L2 for 8, 4, 2 and 1 GiB: 2^28,
+// 2^27, 2^26 and 2^25 sectors of 32 bytes (lts__t_sectors_srcunit_tex_op_read.sum in ncu_metrics.txt).
+TEST(HostBroadcastTraffic, TheBenchProblemAsksTheL2ForEightGiBDividedByTheCluster) {
+  for (const ClusterShape& c : broadcast_shapes()) {
+    EXPECT_EQ(broadcast_landed_bytes(c, kBenchBroadcast), std::uint64_t{8} << 30) << name(c);
+    EXPECT_EQ(broadcast_l2_request_bytes(c, kBenchBroadcast) * a_sharers(c), std::uint64_t{8} << 30) << name(c);
+  }
+  EXPECT_EQ(broadcast_l2_request_bytes({1, 1, false}, kBenchBroadcast) / 32, 268'435'456u);
+  EXPECT_EQ(broadcast_l2_request_bytes({2, 1, true}, kBenchBroadcast) / 32, 134'217'728u);
+  EXPECT_EQ(broadcast_l2_request_bytes({4, 1, true}, kBenchBroadcast) / 32, 67'108'864u);
+  EXPECT_EQ(broadcast_l2_request_bytes({8, 1, true}, kBenchBroadcast) / 32, 33'554'432u);
+  EXPECT_EQ(broadcast_l2_request_bytes({4, 1, false}, kBenchBroadcast) / 32, 268'435'456u);
+  // The overhang: 13 blocks in clusters of 8 are 16 blocks, each reading every tile.
+  EXPECT_EQ(broadcast_landed_bytes({8, 1, true}, {13, 2 * kPanelTileRows + 1}),
+            std::uint64_t{16} * 3 * kPanelTileBytes);
+}
+
+// The floor is the slower of the two ceilings: the L2's bytes (divided by multicast) at the L2's
+// rate, or the landed bytes at what the SMs take in. With 8 TB/s and 16 TB/s (round numbers, not
+// measurements) multicast in pairs halves the floor, and beyond that the SMs' side binds.
+TEST(HostBroadcastTraffic, TheFloorIsTheSlowerCeiling) {
+  const double gib8 = double(std::uint64_t{8} << 30);
+  EXPECT_DOUBLE_EQ(broadcast_floor_ms({1, 1, false}, kBenchBroadcast, 8000, 16000), gib8 / 8e12 * 1e3);
+  EXPECT_DOUBLE_EQ(broadcast_floor_ms({2, 1, true}, kBenchBroadcast, 8000, 16000), gib8 / 16e12 * 1e3);
+  EXPECT_DOUBLE_EQ(broadcast_floor_ms({4, 1, true}, kBenchBroadcast, 8000, 16000), gib8 / 16e12 * 1e3);
+  EXPECT_DOUBLE_EQ(broadcast_floor_ms({4, 1, false}, kBenchBroadcast, 8000, 16000), gib8 / 8e12 * 1e3);
+  EXPECT_GT(broadcast_floor_ms({1, 1, false}, kBenchBroadcast, 8000, 16000) /
+                broadcast_floor_ms({2, 1, true}, kBenchBroadcast, 8000, 16000),
+            1.2)
+      << "the regime the broadcast rows are built for";
 }
 
 // ---- The cluster's protocol, searched for unsafe interleavings ---------------------------------------
@@ -302,6 +511,11 @@ TEST(HostMulticastProtocol, TheKernelsProtocolIsSafe) {
 TEST(HostMulticastProtocol, TheLabsShapesAndRingsAreSafe) {
   for (const lab::Variant& v : lab::kVariants) {
     EXPECT_EQ(first_problem(v.cluster, v.stages, Broken::none, 60, 2 * v.stages + 1), "") << v.name;
+  }
+  // The broadcast's clusters are cluster rows with one operand. The model's rows carry a B tile
+  // too, which each block loads for itself: more bytes per stage, the same barriers and counts.
+  for (const lab::BroadcastRow& row : lab::kBroadcastRows) {
+    EXPECT_EQ(first_problem(row.cluster, row.stages, Broken::none, 40, 2 * row.stages + 1), "") << row.name;
   }
 }
 
@@ -387,6 +601,22 @@ TEST(HostTensorMap, EveryVariantsAndRowsMapsPassTheRules) {
   }
 }
 
+TEST(HostTensorMap, EveryBroadcastRowsPanelMapPassesTheRulesAndIsOneSlice) {
+  const auto* aligned = reinterpret_cast<const std::uint32_t*>(kAlignedAddress);
+  for (const lab::BroadcastRow& row : lab::kBroadcastRows) {
+    for (const BroadcastShape& s : {kBenchBroadcast, BroadcastShape{1, 1}, BroadcastShape{13, 3 * kPanelTileRows + 5}}) {
+      const course::TensorMapRequest r = lab::panel_request(aligned, s, row.cluster);
+      const std::optional<std::string> broken = course::broken_tensor_map_rule(r);
+      EXPECT_FALSE(broken) << row.name << ": " << *broken;
+      EXPECT_EQ(course::element_bytes(r.data_type), sizeof(std::uint32_t)) << row.name;
+      EXPECT_EQ(std::uint64_t{r.box_dim[0]} * r.box_dim[1] * sizeof(std::uint32_t),
+                std::uint64_t{panel_slice_bytes(row.cluster)})
+          << row.name;
+      EXPECT_EQ(r.global_dim[1], static_cast<std::uint64_t>(s.panel_rows)) << row.name;
+    }
+  }
+}
+
 TEST(HostTensorMap, BoxesAreOneSlice) {
   const GemmShape s{256, kDefaultN, kDefaultK};
   for (const ClusterShape& c : plan_shapes()) {
@@ -459,6 +689,25 @@ TEST(HostChapter, LabModelShowsEveryRowAndItsRing) {
       << out.str();
   EXPECT_NE(out.str().find("6 stages: 96 KiB of tiles per block, barriers of 96 bytes"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("2 stages: 32 KiB of tiles per block"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("broadcast: a panel of 128 tiles of 16 KiB (2 MiB) read by every block"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("2 stages: 32 KiB of tiles per block\n  broadcast_multicast_2"), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("broadcast_multicast_4: cluster 4x1, block 0 sends its 4 KiB slice of each 16 KiB tile to "
+                           "1111; empty expects 4 x 8 = 32; it loads 25.0% of what lands in it"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("broadcast_unicast_4: cluster 4x1, block 0 sends its 16 KiB slice of each 16 KiB tile to "
+                           "0001; empty expects 1 x 8 = 8; it loads 100.0%"),
+            std::string::npos)
+      << out.str();
+}
+
+TEST(HostChapter, TheLabsSizeRuleSaysWhatSizeMeansForTheBroadcast) {
+  const std::optional<std::string> rule = lab::chapter_info().size_rule(kRowBytes + 16);
+  ASSERT_TRUE(rule);
+  EXPECT_NE(rule->find("bytes of C"), std::string::npos) << *rule;
+  EXPECT_NE(rule->find("broadcast rows, the bytes of their output: 4 KiB per block"), std::string::npos) << *rule;
 }
 
 TEST(HostChapter, TheLabTakesTheLessonsCommandLine) {
@@ -493,6 +742,8 @@ TEST(HostChapter, EveryRowLaunchesThePlanItsMapsAreCutFor) {
       {"multicast_1x2", {1, 2, true}, 4, &launch_gemm<ClusterPlan<1, 2, true>>},
       {"multicast_1x4", {1, 4, true}, 4, &launch_gemm<ClusterPlan<1, 4, true>>},
       {"multicast_4x1", {4, 1, true}, 4, &launch_gemm<ClusterPlan<4, 1, true>>},
+      {"no_multicast_1x1", {1, 1, false}, 4, &launch_gemm<ClusterPlan<1, 1, false>>},
+      {"no_multicast_4x2", {4, 2, false}, 4, &launch_gemm<ClusterPlan<4, 2, false>>},
       {"no_multicast_s2", {2, 2, false}, 2, &lab::launch_ring_gemm<NoMulticast, 2>},
       {"no_multicast_s4", {2, 2, false}, 4, &lab::launch_ring_gemm<NoMulticast, 4>},
       {"no_multicast_s6", {2, 2, false}, 6, &lab::launch_ring_gemm<NoMulticast, 6>},
@@ -508,15 +759,52 @@ TEST(HostChapter, EveryRowLaunchesThePlanItsMapsAreCutFor) {
     EXPECT_EQ(v.stages, expected[i].stages) << v.name;
     EXPECT_TRUE(v.launch == expected[i].launch) << v.name;
   }
+  struct ExpectedBroadcast {
+    const char* name;
+    ClusterShape cluster;
+    int stages;
+    lab::BroadcastLaunch launch;
+    int (*resident)();
+  };
+  const ExpectedBroadcast broadcast[] = {
+      {"broadcast_no_multicast", {1, 1, false}, 2, &lab::launch_broadcast<BroadcastPlan<1, false>, 2>,
+       &lab::broadcast_resident_clusters<BroadcastPlan<1, false>, 2>},
+      {"broadcast_multicast_2", {2, 1, true}, 2, &lab::launch_broadcast<BroadcastPlan<2, true>, 2>,
+       &lab::broadcast_resident_clusters<BroadcastPlan<2, true>, 2>},
+      {"broadcast_multicast_4", {4, 1, true}, 2, &lab::launch_broadcast<BroadcastPlan<4, true>, 2>,
+       &lab::broadcast_resident_clusters<BroadcastPlan<4, true>, 2>},
+      {"broadcast_multicast_8", {8, 1, true}, 2, &lab::launch_broadcast<BroadcastPlan<8, true>, 2>,
+       &lab::broadcast_resident_clusters<BroadcastPlan<8, true>, 2>},
+      {"broadcast_unicast_4", {4, 1, false}, 2, &lab::launch_broadcast<BroadcastPlan<4, false>, 2>,
+       &lab::broadcast_resident_clusters<BroadcastPlan<4, false>, 2>},
+      {"broadcast_no_multicast_s4", {1, 1, false}, 4, &lab::launch_broadcast<BroadcastPlan<1, false>, 4>,
+       &lab::broadcast_resident_clusters<BroadcastPlan<1, false>, 4>},
+      {"broadcast_multicast_4_s4", {4, 1, true}, 4, &lab::launch_broadcast<BroadcastPlan<4, true>, 4>,
+       &lab::broadcast_resident_clusters<BroadcastPlan<4, true>, 4>},
+  };
+  ASSERT_EQ(std::size(lab::kBroadcastRows), std::size(broadcast));
+  for (std::size_t i = 0; i < std::size(broadcast); ++i) {
+    const lab::BroadcastRow& row = lab::kBroadcastRows[i];
+    EXPECT_STREQ(row.name, broadcast[i].name);
+    EXPECT_TRUE(same(row.cluster, broadcast[i].cluster)) << row.name;
+    EXPECT_EQ(row.stages, broadcast[i].stages) << row.name;
+    EXPECT_TRUE(row.launch == broadcast[i].launch) << row.name;
+    EXPECT_TRUE(row.resident_clusters == broadcast[i].resident) << row.name;
+  }
+  EXPECT_TRUE(lab::kVariants[0].resident_clusters == (&lab::gemm_resident_clusters<ClusterPlan<4, 2, true>>));
+  EXPECT_TRUE(lab::kVariants[7].resident_clusters == (&lab::ring_resident_clusters<NoMulticast, 2>));
 }
 
 TEST(HostChapter, TheLabsRowsAreNamedOnceWithOneLineEach) {
   std::set<std::string> names;
   for (const Variant& v : kVariants) names.insert(v.name);
-  for (const lab::Variant& v : lab::kVariants) {
+  for (const course::VariantInfo& v : lab::all_rows()) {
     EXPECT_TRUE(names.insert(v.name).second) << v.name << " twice, or also a lesson variant";
-    EXPECT_LE(std::string(v.summary).size(), 90u) << v.name << ": --help prints one line per row";
+    EXPECT_LE(v.summary.size(), 90u) << v.name << ": --help prints one line per row";
   }
+  EXPECT_EQ(lab::all_rows().size(), std::size(lab::kVariants) + std::size(lab::kBroadcastRows))
+      << "--help and --variant know every row of both tables";
+  EXPECT_EQ(lab::all_rows().back().name, "broadcast_multicast_4_s4");
 }
 
 // Nothing measured before the lesson and the lab were split is lost: every earlier variant is a
@@ -539,6 +827,7 @@ struct CompiledKernel {
   const char* mangled;   // part of the kernel's mangled name
   ClusterShape cluster;  // its plan's shape
   int stages;
+  int loads = 2;         // tensor loads in its code: a slice of A and one of B, or one slice of the panel
 };
 // Every kernel a variant of the lesson or a row of the lab launches.
 const CompiledKernel kKernels[] = {
@@ -550,12 +839,21 @@ const CompiledKernel kKernels[] = {
     {true, "11gemm_kernelI11ClusterPlanILi1ELi2ELb1EEE", {1, 2, true}, 4},
     {true, "11gemm_kernelI11ClusterPlanILi1ELi4ELb1EEE", {1, 4, true}, 4},
     {true, "11gemm_kernelI11ClusterPlanILi4ELi1ELb1EEE", {4, 1, true}, 4},
+    {true, "11gemm_kernelI11ClusterPlanILi1ELi1ELb0EEE", {1, 1, false}, 4},
+    {true, "11gemm_kernelI11ClusterPlanILi4ELi2ELb0EEE", {4, 2, false}, 4},
     {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi2EEE", {2, 2, false}, 2},
     {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi4EEE", {2, 2, false}, 4},
     {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi6EEE", {2, 2, false}, 6},
     {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi2EEE", {2, 2, true}, 2},
     {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi4EEE", {2, 2, true}, 4},
     {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi6EEE", {2, 2, true}, 6},
+    {true, "16broadcast_kernelI13BroadcastPlanILi1ELb0EELi2EEE", {1, 1, false}, 2, 1},
+    {true, "16broadcast_kernelI13BroadcastPlanILi2ELb1EELi2EEE", {2, 1, true}, 2, 1},
+    {true, "16broadcast_kernelI13BroadcastPlanILi4ELb1EELi2EEE", {4, 1, true}, 2, 1},
+    {true, "16broadcast_kernelI13BroadcastPlanILi8ELb1EELi2EEE", {8, 1, true}, 2, 1},
+    {true, "16broadcast_kernelI13BroadcastPlanILi4ELb0EELi2EEE", {4, 1, false}, 2, 1},
+    {true, "16broadcast_kernelI13BroadcastPlanILi1ELb0EELi4EEE", {1, 1, false}, 4, 1},
+    {true, "16broadcast_kernelI13BroadcastPlanILi4ELb1EELi4EEE", {4, 1, true}, 4, 1},
 };
 
 class HostCodegen : public ::testing::Test {
@@ -587,14 +885,16 @@ const char* const kOwnLoad = "cp.async.bulk.tensor.2d.shared::cta.global.tile.mb
 TEST_F(HostCodegen, EveryKernelOfTheTablesIsFound) {
   ASSERT_FALSE(lesson_ptx_.empty() || lab_ptx_.empty()) << "no PTX under " << COURSE_PTX_DIR;
   for (const CompiledKernel& k : kKernels) ptx_of(k);  // each one fails the test when it is missing
-  EXPECT_EQ(std::size(kKernels), std::size(kVariants) + std::size(lab::kVariants)) << "one kernel per variant and row";
+  EXPECT_EQ(std::size(kKernels), std::size(kVariants) + std::size(lab::kVariants) + std::size(lab::kBroadcastRows))
+      << "one kernel per variant and row";
 }
 
 TEST_F(HostCodegen, MulticastKernelsSendEachSliceToItsRowOrColumn) {
   for (const CompiledKernel& k : kKernels) {
     if (!k.cluster.multicast) continue;
     const std::string body = ptx_of(k);
-    EXPECT_EQ(count(body, kMulticastLoad), 2) << k.mangled << ": one A slice and one B slice per k-tile";
+    EXPECT_EQ(count(body, kMulticastLoad), k.loads)
+        << k.mangled << ": one A slice and one B slice per k-tile, or one slice of a panel tile";
     EXPECT_FALSE(has(body, "shared::cta.global.tile")) << k.mangled;
   }
 }
@@ -604,11 +904,12 @@ TEST_F(HostCodegen, UnicastKernelsLoadIntoTheirOwnSharedMemory) {
   for (const CompiledKernel& k : kKernels) {
     if (k.cluster.multicast) continue;
     const std::string body = ptx_of(k);
-    EXPECT_EQ(count(body, kOwnLoad), 2) << k.mangled;
+    EXPECT_EQ(count(body, kOwnLoad), k.loads) << k.mangled;
     EXPECT_FALSE(has(body, ".multicast::cluster")) << k.mangled << ": the unicast kernel issues no multicast copy";
     ++unicast;
   }
-  EXPECT_EQ(unicast, 4) << "no_multicast and the lab's three rings without multicast";
+  EXPECT_EQ(unicast, 9) << "no_multicast, the lab's 1x1 and 4x2 clusters and three rings without multicast, and "
+                           "the three broadcast rows without multicast";
 }
 
 TEST_F(HostCodegen, EveryKernelIsAClusterThatReleasesAndWaitsAtClusterScope) {
@@ -668,6 +969,21 @@ TEST_F(HostCodegen, TheLabsFourStageRingsAreTheLessonsKernels) {
     EXPECT_GT(lesson_code.size(), 100u) << lesson << ": too few instructions found";
     EXPECT_EQ(lesson_code, course::ptx_instructions(kernel(lab_ptx_, lab))) << lab;
   }
+}
+
+// The broadcast's consumers read each stage 16 bytes at a time (4 unrolled ld.shared.v4 per tile)
+// and write their row with 16-byte stores; nothing else touches the panel.
+TEST_F(HostCodegen, BroadcastKernelsReadSixteenBytesAtATimeAndStoreOneRow) {
+  int kernels = 0;
+  for (const CompiledKernel& k : kKernels) {
+    if (std::string(k.mangled).find("broadcast_kernel") == std::string::npos) continue;
+    const std::string body = ptx_of(k);
+    EXPECT_EQ(count(body, "ld.shared.v4.u32"), kChunksPerThread) << k.mangled;
+    EXPECT_EQ(count(body, "st.global.v4.u32"), 1) << k.mangled;
+    EXPECT_FALSE(has(body, "ld.shared.u32")) << k.mangled << ": no 4-byte reads of a stage";
+    ++kernels;
+  }
+  EXPECT_EQ(kernels, static_cast<int>(std::size(lab::kBroadcastRows)));
 }
 
 // The course moves data with TMA (cp.async.bulk), never with chapter 02's LDGSTS (cp.async.ca/cg).
@@ -761,6 +1077,65 @@ TEST_P(Sm90a_TmaMulticastLab, RepeatedRunsGiveTheSameBits) {
 INSTANTIATE_TEST_SUITE_P(Rows, Sm90a_TmaMulticastLab, ::testing::ValuesIn(lab::kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Every broadcast row, bit for bit, at awkward sizes: block counts that are not whole clusters,
+// panels that end inside a tile (TMA fills the rest with zeros; some slices lie wholly outside).
+class Sm90a_TmaMulticastBroadcast : public course::GpuTest, public ::testing::WithParamInterface<lab::BroadcastRow> {
+ protected:
+  Sm90a_TmaMulticastBroadcast() : GpuTest(lab::chapter_info().requirement) {}
+  void expect_correct(const BroadcastShape& s) {
+    lab::BroadcastProblem problem(s);
+    const course::Comparison result = lab::verify(GetParam(), problem);
+    EXPECT_TRUE(result.ok()) << s.blocks << " blocks, " << s.panel_rows << " panel rows: " << result.summary() << '\n'
+                             << result.first;
+    EXPECT_EQ(result.untouched, 0u);
+  }
+};
+
+TEST_P(Sm90a_TmaMulticastBroadcast, OneTile) { expect_correct({3, kPanelTileRows}); }
+TEST_P(Sm90a_TmaMulticastBroadcast, OneRowOfOneTile) { expect_correct({1, 1}); }  // 7 of 8 slices outside
+TEST_P(Sm90a_TmaMulticastBroadcast, PanelEndsInsideATile) { expect_correct({5, 3 * kPanelTileRows + 7}); }
+TEST_P(Sm90a_TmaMulticastBroadcast, EveryStageAndPhaseManyTimes) { expect_correct({13, 37 * kPanelTileRows}); }
+TEST_P(Sm90a_TmaMulticastBroadcast, MoreClustersThanFitAtOnce) { expect_correct({2000, 9 * kPanelTileRows + 33}); }
+TEST_P(Sm90a_TmaMulticastBroadcast, TheProgramsDefaultProblem) {
+  expect_correct(lab::broadcast_shape(std::size_t{1} << 20));
+}
+
+TEST_P(Sm90a_TmaMulticastBroadcast, RepeatedRunsGiveTheSameBits) {
+  lab::BroadcastProblem problem({21, 11 * kPanelTileRows + 3});
+  for (int run = 0; run < 3; ++run) {
+    const course::Comparison result = lab::verify(GetParam(), problem);
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, Sm90a_TmaMulticastBroadcast, ::testing::ValuesIn(lab::kBroadcastRows),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The residency the lab prints: every row's kernel fits at least one cluster, and no row fits more
+// blocks than the SMs' shared memory holds (228 KiB per SM, 1 KiB of it reserved per block): the
+// broadcast's 32 KiB rings at most 6 per SM.
+class Sm90a_TmaMulticastResidency : public course::GpuTest {
+ protected:
+  Sm90a_TmaMulticastResidency() : GpuTest(lab::chapter_info().requirement) {}
+};
+
+TEST_F(Sm90a_TmaMulticastResidency, EveryRowFitsAtLeastOneClusterAndAtMostThreeBlocksPerSm) {
+  int sms = 0, device = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  auto check = [&](const char* name, const ClusterShape& c, int clusters, std::size_t smem_bytes) {
+    EXPECT_GE(clusters, 1) << name;
+    const int per_sm = static_cast<int>((228 * 1024) / (smem_bytes + 1024));  // 64 KiB rings: 3, 96 KiB: 2
+    EXPECT_LE(clusters * c.x * c.y, per_sm * sms) << name;
+  };
+  for (const lab::Variant& v : lab::kVariants) {
+    check(v.name, v.cluster, v.resident_clusters(), v.stages * sizeof(StageTiles) + kSmemAlign);
+  }
+  for (const lab::BroadcastRow& row : lab::kBroadcastRows) {
+    check(row.name, row.cluster, row.resident_clusters(), row.stages * kPanelTileBytes + kSmemAlign);
+  }
+}
+
 // The masks assume that %cluster_ctarank numbers a cluster's blocks x fastest. Check it.
 template <int kX, int kY>
 __global__ void __cluster_dims__(kX, kY, 1) cluster_rank_kernel(int* gmem_out) {
@@ -825,6 +1200,30 @@ TEST_F(Sm90a_TmaMulticastDiagnosis, TooManyExpectedBytesIsDiagnosedNotHung) {
   const GemmMaps maps = problem.maps(ExpectsSixteenBytesTooMany::kShape);
   auto launch = [&] { launch_gemm<ExpectsSixteenBytesTooMany>(maps, problem.gmem_c.data(), problem.shape); };
   COURSE_EXPECT_DIAGNOSED_HANG(launch(), "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
+}
+
+// A mask that leaves out the last block of a cluster of 4: no slice ever lands there, not even
+// its own, so its full barrier waits forever for 16 KiB. With exactly kBroadcastRing tiles no
+// producer has to wait for a stage, so only that block's consumers can be stuck.
+struct MaskLeavesOutTheLastBlock : BroadcastPlan<4, true> {
+  TMA_MULTICAST_HOST_DEVICE static constexpr std::uint16_t multicast_mask(int x) {
+    return BroadcastPlan<4, true>::multicast_mask(x) & 0b0111;  // BROKEN
+  }
+};
+
+TEST_F(Sm90a_TmaMulticastDiagnosis, AMaskWithoutABlockIsDiagnosedNotHung) {
+  lab::BroadcastProblem problem({4, kBroadcastRing * kPanelTileRows});
+  const CUtensorMap map = problem.map(MaskLeavesOutTheLastBlock::kShape);
+  auto launch = [&] { lab::launch_broadcast<MaskLeavesOutTheLastBlock>(map, problem.gmem_out.data(), problem.shape); };
+  COURSE_EXPECT_DIAGNOSED_HANG(launch(), "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
+}
+
+// The same plan, unbroken, in the same test setting: the diagnosis above is the mask's doing.
+TEST_F(Sm90a_TmaMulticastDiagnosis, TheSameProblemWithTheRightMaskPasses) {
+  lab::BroadcastProblem problem({4, kBroadcastRing * kPanelTileRows});
+  const course::Comparison result = lab::verify(lab::kBroadcastRows[2], problem);
+  ASSERT_STREQ(lab::kBroadcastRows[2].name, "broadcast_multicast_4");
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
 }
 
 TEST_F(Sm90a_TmaMulticastDiagnosis, EmptyCountWithoutTheMinusOneIsDiagnosedNotHung) {
