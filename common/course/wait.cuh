@@ -83,7 +83,11 @@ struct ReportWriter {
 // Device printf output is lost when a kernel traps; an assertion's message is not: the
 // driver prints it when it reports the failed launch. The first stuck thread formats the
 // diagnosis and fails an assertion with it; the others wait for the grid to be stopped.
-__device__ __noinline__ inline void give_up(const WaitSite& site, unsigned long long waited_ns) {
+// The site is passed by value, here and in spin_bounded: taken by reference, its address
+// escapes into this never-inlined call, so every kernel that waits kept a copy of the site
+// in local memory and stored it (16 bytes per thread) on its way out, once per block,
+// whether or not a wait ever failed: a cost that grew with the number of blocks.
+__device__ __noinline__ inline void give_up(WaitSite site, unsigned long long waited_ns) {
   if (atomicCAS(&wait_reported, 0, 1) == 0) {
     ReportWriter w;
     w.put("bounded wait: gave up after ");
@@ -111,7 +115,7 @@ __device__ __noinline__ inline void give_up(const WaitSite& site, unsigned long 
 
 // Calls `ready()` until it returns true or the limit has passed.
 template <class Ready>
-__device__ void spin_bounded(Ready&& ready, const WaitSite& site) {
+__device__ void spin_bounded(Ready&& ready, WaitSite site) {  // by value: see give_up
   if (ready()) return;
   const unsigned long long start = globaltimer_ns();
   while (!ready()) {
@@ -137,7 +141,7 @@ static const RegisterDeviceSetup register_wait_limit(&apply_wait_limit);
 /// clock the course's waits use, in nanoseconds, and the check that, once a wait has lasted
 /// longer than the process's limit, reports the site (first stuck thread of the grid) and traps.
 __device__ inline unsigned long long wait_clock_ns() { return detail::globaltimer_ns(); }
-__device__ inline void give_up_if_stuck(const WaitSite& site, unsigned long long waited_ns) {
+__device__ inline void give_up_if_stuck(WaitSite site, unsigned long long waited_ns) {  // by value: see give_up
   if (waited_ns > detail::wait_limit) detail::give_up(site, waited_ns);
 }
 
