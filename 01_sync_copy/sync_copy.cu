@@ -2,7 +2,8 @@
 //
 // What you learn: how a block stages a batch of global memory in shared memory,
 // why `smem[i] = gmem[j]` is really two instructions with a register in between
-// (LDG then STS), and why the batch loop needs two block-wide barriers.
+// (LDG then STS), why the batch loop needs two block-wide barriers, and how the launch
+// deals the batches to blocks (a few per block, so the batches in flight are neighbours).
 // What changed: this is the starting point; chapter 02 replaces the copy line with
 // memcpy_async.
 // Hardware: any GPU this toolkit builds for (compute capability 7.5+).
@@ -24,7 +25,7 @@
 #include "course/check.hpp"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
-#include "sync_copy_model.hpp"  // instructions and bytes per batch, bytes in flight (Little's law)
+#include "sync_copy_model.hpp"  // the grid rule, instructions and bytes per batch, bytes in flight (Little's law)
 
 namespace cg = cooperative_groups;
 
@@ -112,16 +113,20 @@ __global__ void sync_copy_uint4_kernel(const std::uint32_t* __restrict__ gmem_in
 /// [kernel_uint4]
 
 /// [launch]
-// Fill every SM with resident blocks, never more blocks than batches.
+constexpr int kBatchesPerBlock = 4;  // the grid grows with the input: one block per 4 batches
+
+// TUTORIAL: the kernel's loop works for any grid, so the launch decides how the batches are
+// dealt. A resident grid (as many blocks as fit at once, each looping over batches k,
+// k + gridDim.x, ...) lets its blocks drift apart: a block that waited longer on one load
+// stays behind, and the batches in flight at a given moment spread over memory. Here a block
+// takes kBatchesPerBlock batches and the grid has as many blocks as that needs; the hardware
+// starts blocks in index order as earlier ones finish, so the batches in flight stay
+// neighbours in memory. Four, not one, so that the rings of chapters 03-05 still have batches
+// to overlap inside a block; 01-05 share the rule. Chapter 06 measures the same effect with a
+// tile counter; the lab's width_16_resident row keeps the resident grid to compare.
 template <auto kKernel>
-void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
-  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
-  kKernel<<<static_cast<unsigned>(num_batches < resident ? num_batches : resident), kBlockThreads>>>(gmem_in, gmem_out,
-                                                                                                    num_batches);
+void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  kKernel<<<batch_grid(num_batches, kBatchesPerBlock), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
@@ -133,8 +138,9 @@ struct Variant {
   Launch launch;
 };
 const Variant kVariants[] = {
-    {"sync_copy", "smem[i] = gmem[j], 4 bytes per load, two block syncs per batch", &launch_resident<sync_copy_kernel>},
-    {"sync_copy_uint4", "the same through 16-byte registers (uint4)", &launch_resident<sync_copy_uint4_kernel>},
+    {"sync_copy", "smem[i] = gmem[j], 4 bytes per load, two block syncs per batch",
+     &launch_batch_grid<sync_copy_kernel>},
+    {"sync_copy_uint4", "the same through 16-byte registers (uint4)", &launch_batch_grid<sync_copy_uint4_kernel>},
 };
 
 // Input, expected output and device buffers for `num_batches` batches.

@@ -9,16 +9,36 @@
 //     its first store, so 16 bytes are in flight per thread as with uint4, in four instructions;
 //   direct, direct_uint4: no shared memory and no barrier: every thread reads its neighbours
 //     straight from global memory (what the staging saves, or does not, when L1 holds the lines);
+//   width_16_resident: the lesson's sync_copy_uint4 on the grid the lesson had before it took
+//     the batch grid: as many blocks as fit at once, each looping over batches k, k + grid, ...;
 //   prefetch_regs_1, _2, _4: the uint4 copy with the next 1, 2 or 4 batches of the block loaded
 //     into registers before the current one is computed: software prefetch through registers,
-//     the overlap that chapter 02 gets from memcpy_async without spending registers on it.
+//     the overlap that chapter 02 gets from memcpy_async without spending registers on it. They
+//     run on the resident grid too: a block needs many batches for 4 of them to be ahead of it,
+//     so width_16_resident is the row to compare them with.
 // Every row is verified bit for bit before it is timed, as in the lesson.
 // Hardware: any GPU this toolkit builds for (compute capability 7.5+), as the lesson.
 // Run: build/01_sync_copy/sync_copy_lab [--bench] [--variant=NAME] [--size=N]
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
-#include "sync_copy.cu"  // the lesson: the batch, compute_batch, its kernels, launch_resident, Problem, verify
+#include "sync_copy.cu"  // the lesson: the batch, compute_batch, its kernels, launch_batch_grid, Problem, verify
 
 namespace lab {
+
+/// [resident]
+// The lesson's launch before the batch grid: every SM filled with resident blocks, never more
+// blocks than batches; each block loops over batches k, k + gridDim.x, ... for the whole run.
+template <auto kKernel>
+void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  int device = 0, num_sms = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
+  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  kKernel<<<static_cast<unsigned>(num_batches < resident ? num_batches : resident), kBlockThreads>>>(gmem_in, gmem_out,
+                                                                                                    num_batches);
+  COURSE_CHECK_LAUNCH();
+}
+/// [resident]
 
 /// [width]
 // The lesson's copy, line for line, with the width of one load a template parameter: Vec is
@@ -147,20 +167,23 @@ __global__ void prefetch_regs_kernel(const std::uint32_t* __restrict__ gmem_in, 
 // ---- The rows ---------------------------------------------------------------------------------
 
 const ::Variant kVariants[] = {
-    {"width_4", "4-byte loads (uint32_t): the lesson's sync_copy", &launch_resident<copy_width_kernel<std::uint32_t>>},
-    {"width_8", "8-byte loads (uint2)", &launch_resident<copy_width_kernel<uint2>>},
-    {"width_16", "16-byte loads (uint4): the lesson's sync_copy_uint4", &launch_resident<copy_width_kernel<uint4>>},
+    {"width_4", "4-byte loads (uint32_t): the lesson's sync_copy",
+     &launch_batch_grid<copy_width_kernel<std::uint32_t>>},
+    {"width_8", "8-byte loads (uint2)", &launch_batch_grid<copy_width_kernel<uint2>>},
+    {"width_16", "16-byte loads (uint4): the lesson's sync_copy_uint4", &launch_batch_grid<copy_width_kernel<uint4>>},
     {"width_4_loads_first", "4-byte loads, a thread's four loads issued before its first store",
-     &launch_resident<loads_first_kernel>},
+     &launch_batch_grid<loads_first_kernel>},
     {"direct", "no shared memory: neighbours read from global memory, 4-byte loads",
-     &launch_resident<direct_kernel>},
+     &launch_batch_grid<direct_kernel>},
     {"direct_uint4", "no shared memory: a 16-byte load and two 4-byte neighbours",
-     &launch_resident<direct_uint4_kernel>},
-    {"prefetch_regs_1", "uint4 copy, the next batch in flight in registers during the compute",
+     &launch_batch_grid<direct_uint4_kernel>},
+    {"width_16_resident", "width_16 on a resident grid: blocks loop over batches k, k + grid, ...",
+     &launch_resident<copy_width_kernel<uint4>>},
+    {"prefetch_regs_1", "uint4 copy, resident grid, the next batch in flight in registers during the compute",
      &launch_resident<prefetch_regs_kernel<1>>},
-    {"prefetch_regs_2", "uint4 copy, the next 2 batches in flight in registers",
+    {"prefetch_regs_2", "uint4 copy, resident grid, the next 2 batches in flight in registers",
      &launch_resident<prefetch_regs_kernel<2>>},
-    {"prefetch_regs_4", "uint4 copy, the next 4 batches in flight in registers",
+    {"prefetch_regs_4", "uint4 copy, resident grid, the next 4 batches in flight in registers",
      &launch_resident<prefetch_regs_kernel<4>>},
 };
 
@@ -182,8 +205,9 @@ course::ChapterInfo chapter_info() {
   info.title = "01 sync_copy lab: copy width, no staging, prefetch through registers";
   info.explanation =
       "The lesson's copy with 4-, 8- and 16-byte loads, with a thread's 4-byte loads issued before its\n"
-      "stores, without shared memory (neighbours read from global memory), and with the next 1, 2 or 4\n"
-      "batches of a block loaded into registers while the current one is computed.";
+      "stores, without shared memory (neighbours read from global memory), on a resident grid whose\n"
+      "blocks loop over the batches, and there with the next 1, 2 or 4 batches of a block loaded into\n"
+      "registers while the current one is computed.";
   info.host_model = [](std::ostream& out) {  // every row's batch, and what it keeps in flight
     const std::vector<CopyPlan> plans = copy_plans();
     std::vector<CopyPlan> rows;

@@ -1,5 +1,5 @@
-// 01_sync_copy, the model: what one batch costs each way of copying it, and how many bytes must
-// be in flight to keep the memory busy.
+// 01_sync_copy, the model: how many blocks the lesson launches, what one batch costs each way of
+// copying it, and how many bytes must be in flight to keep the memory busy.
 //
 // A copy plan (the width of one global load, staged in shared memory or not, a thread's loads
 // issued before its first store, batches loaded into registers ahead of the one computed) gives
@@ -9,10 +9,25 @@
 // tables, sync_copy_test.cu checks them on the CPU.
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+/// [grid]
+// The launch rule of chapters 01-05: one block for every `batches_per_block` batches (the last
+// block takes what is left), at most `max_blocks` blocks when a caller caps the grid (0: no cap).
+// Throws, naming the rule, for a block of no batches or a grid past gridDim.x's limit.
+inline unsigned batch_grid(std::size_t num_batches, int batches_per_block, unsigned max_blocks = 0) {
+  if (batches_per_block < 1) throw std::invalid_argument("batch_grid: a block takes at least one batch");
+  std::size_t grid = (num_batches + batches_per_block - 1) / batches_per_block;
+  if (max_blocks != 0 && max_blocks < grid) grid = max_blocks;
+  if (grid > 0x7fffffffu) throw std::invalid_argument("batch_grid: gridDim.x is at most 2^31 - 1 blocks");
+  return static_cast<unsigned>(grid);
+}
+/// [grid]
 
 /// [plan]
 // How a kernel moves one batch from global memory to where it computes on it.
@@ -69,6 +84,7 @@ inline std::vector<CopyPlan> copy_plans() {
       {"width_4", 4, true, false, 0},
       {"width_8", 8, true, false, 0},
       {"width_16", 16, true, false, 0},
+      {"width_16_resident", 16, true, false, 0},
       {"width_4_loads_first", 4, true, true, 0},
       {"direct", 4, false, false, 0},
       {"direct_uint4", 16, false, false, 0},

@@ -3,7 +3,8 @@
 // CPU; what each kernel of the lesson and the lab compiles to (PTX for 7.5, 8.0 and 9.0, machine
 // code for 8.0 and 9.0 where cuobjdump can read it); every lesson variant and every lab row
 // bit-exact on the GPU for one batch, many batches and an odd count, and with one to three blocks
-// so that the register prefetch meets every remainder of its unrolled loop.
+// so that the register prefetch meets every remainder of its unrolled loop; the grid rule on the
+// CPU, and the grids the launchers start, read back from the GPU.
 #include "sync_copy_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
@@ -73,7 +74,7 @@ TEST(HostSyncCopy, LessonHasTwoWidthsAndTheLabEveryRow) {
   EXPECT_EQ(names_of(kVariants), (std::vector<std::string>{"sync_copy", "sync_copy_uint4"}));
   EXPECT_EQ(names_of(lab::kVariants),
             (std::vector<std::string>{"width_4", "width_8", "width_16", "width_4_loads_first", "direct", "direct_uint4",
-                                      "prefetch_regs_1", "prefetch_regs_2", "prefetch_regs_4"}));
+                                      "width_16_resident", "prefetch_regs_1", "prefetch_regs_2", "prefetch_regs_4"}));
 }
 
 // Nothing measured before the lesson and the lab were split is lost: every earlier variant is a
@@ -90,6 +91,48 @@ TEST(HostSyncCopy, EveryEarlierVariantIsInTheLessonOrTheLab) {
   std::sort(all.begin(), all.end());
   EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a name twice";
   EXPECT_LE(lesson.size(), 4u);
+}
+
+// ---- The grid rule ----------------------------------------------------------------------------
+
+TEST(HostSyncCopyGrid, OneBlockPerFourBatchesTheLastTakesWhatIsLeft) {
+  EXPECT_EQ(kBatchesPerBlock, 4);
+  EXPECT_EQ(batch_grid(1, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(4, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(5, kBatchesPerBlock), 2u) << "a fifth batch needs a second block";
+  EXPECT_EQ(batch_grid(777, kBatchesPerBlock), 195u);
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock), 2502u);
+  EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 65536u) << "1 GiB";
+  EXPECT_EQ(batch_grid(7, 1), 7u);
+  EXPECT_EQ(batch_grid(0, kBatchesPerBlock), 0u);
+}
+
+TEST(HostSyncCopyGrid, ACapLowersTheGridAndZeroMeansNone) {
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 3), 3u);
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 0), 2502u);
+  EXPECT_EQ(batch_grid(5, kBatchesPerBlock, 100), 2u) << "a cap above the rule changes nothing";
+}
+
+// Every batch has exactly one block, whichever the count: block b of the grid takes batches
+// b, b + grid, ... (the kernels' loop), and no block is left without one.
+TEST(HostSyncCopyGrid, EveryBatchHasABlockAndEveryBlockABatch) {
+  for (std::size_t num_batches = 1; num_batches <= 70; ++num_batches) {
+    const unsigned grid = batch_grid(num_batches, kBatchesPerBlock);
+    std::vector<int> taken(num_batches, 0);
+    for (unsigned block = 0; block < grid; ++block) {
+      int mine = 0;
+      for (std::size_t batch = block; batch < num_batches; batch += grid, ++mine) ++taken[batch];
+      EXPECT_GE(mine, 1) << num_batches << " batches: block " << block << " has none";
+      EXPECT_LE(mine, kBatchesPerBlock) << num_batches << " batches: block " << block;
+    }
+    EXPECT_EQ(std::count(taken.begin(), taken.end(), 1), static_cast<long>(num_batches)) << num_batches;
+  }
+}
+
+TEST(HostSyncCopyGrid, RefusesABlockOfNoBatchesAndAGridPastTheLimit) {
+  EXPECT_THROW(batch_grid(10, 0), std::invalid_argument);
+  EXPECT_THROW(batch_grid(std::size_t{1} << 33, 1), std::invalid_argument);
+  EXPECT_EQ(batch_grid(std::size_t{1} << 33, 1, 1024), 1024u) << "capped below the limit";
 }
 
 // ---- The model: instructions and bytes of one batch ------------------------------------------
@@ -480,6 +523,7 @@ TEST_F(Sm75_SyncCopyFewBlocks, EveryKernelForEveryRemainder) {
       {"width_4_loads_first", lab::loads_first_kernel},
       {"direct", lab::direct_kernel},
       {"direct_uint4", lab::direct_uint4_kernel},
+      {"width_16_resident", lab::copy_width_kernel<uint4>},
       {"prefetch_regs_1", lab::prefetch_regs_kernel<1>},
       {"prefetch_regs_2", lab::prefetch_regs_kernel<2>},
       {"prefetch_regs_4", lab::prefetch_regs_kernel<4>}};
@@ -499,6 +543,33 @@ TEST_F(Sm75_SyncCopyFewBlocks, EveryKernelForEveryRemainder) {
       }
     }
   }
+}
+
+// The launchers' grids, read back from the device: the lesson's has batch_grid's blocks, the
+// lab's resident one every SM's resident blocks (or one per batch when there are fewer).
+__global__ void grid_probe_kernel(const std::uint32_t*, std::uint32_t* gmem_out, std::size_t) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) gmem_out[0] = gridDim.x;
+}
+
+std::uint32_t grid_of(Launch launch, std::size_t num_batches) {
+  course::DeviceBuffer<std::uint32_t> gmem_grid(1);
+  launch(nullptr, gmem_grid.data(), num_batches);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  std::uint32_t grid = 0;
+  COURSE_CHECK(cudaMemcpy(&grid, gmem_grid.data(), sizeof grid, cudaMemcpyDeviceToHost));
+  return grid;
+}
+
+TEST_F(Sm75_SyncCopyFewBlocks, TheLessonLaunchesTheBatchGridTheLabsResidentRowsFillTheGpu) {
+  for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
+    EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, num_batches), batch_grid(num_batches, kBatchesPerBlock))
+        << num_batches << " batches";
+  }
+  int blocks_per_sm = 0;
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, grid_probe_kernel, kBlockThreads, 0));
+  const std::size_t resident = static_cast<std::size_t>(device().sm_count) * blocks_per_sm;
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 10 * resident), resident);
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 3), 3u);
 }
 
 }  // namespace
