@@ -38,7 +38,7 @@
 #include "course/check.hpp"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
-#include "memcpy_async_model.hpp"  // which instruction each variant's copy becomes, on 8.0 and 9.0
+#include "memcpy_async_model.hpp"  // the grid rule; which instruction each variant's copy becomes, on 8.0 and 9.0
 
 namespace cg = cooperative_groups;
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
@@ -190,16 +190,14 @@ __global__ void pipeline_primitives_kernel(const std::uint32_t* gmem_in, std::ui
 /// [pipeline_primitives]
 
 /// [launch]
-// Fill every SM with resident blocks, never more blocks than batches.
+constexpr int kBatchesPerBlock = 4;  // one block per 4 batches: chapter 01's grid rule
+
+// As in chapter 01: short-lived blocks started in index order keep the batches in flight neighbours
+// in memory (chapter 06 measures the effect with a counter; the lab's cg_memcpy_async_resident row
+// runs the resident grid instead).
 template <auto kKernel>
-void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
-  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
-  kKernel<<<static_cast<unsigned>(num_batches < resident ? num_batches : resident), kBlockThreads>>>(gmem_in, gmem_out,
-                                                                                                    num_batches);
+void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  kKernel<<<batch_grid(num_batches, kBatchesPerBlock), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
@@ -212,13 +210,13 @@ struct Variant {
 };
 const Variant kVariants[] = {
     {"cg_memcpy_async", "cooperative_groups::memcpy_async + wait, 16-byte copies",
-     &launch_resident<cg_memcpy_async_kernel>},
+     &launch_batch_grid<cg_memcpy_async_kernel>},
     {"cuda_memcpy_async_block", "cuda::memcpy_async(block, ..., aligned_size_t<16>, barrier); bulk on 9.0",
-     &launch_resident<cuda_memcpy_async_block_kernel>},
+     &launch_batch_grid<cuda_memcpy_async_block_kernel>},
     {"cuda_memcpy_async_thread", "cuda::memcpy_async per thread, one 16-byte chunk each, one barrier",
-     &launch_resident<cuda_memcpy_async_thread_kernel>},
+     &launch_batch_grid<cuda_memcpy_async_thread_kernel>},
     {"pipeline_primitives", "__pipeline_memcpy_async + commit + wait_prior(0) + __syncthreads",
-     &launch_resident<pipeline_primitives_kernel>},
+     &launch_batch_grid<pipeline_primitives_kernel>},
 };
 
 // Input, expected output and device buffers for `num_batches` batches.

@@ -14,7 +14,9 @@
 //   cg_memcpy_async_wide, cuda_memcpy_async_block_wide: the lesson's kernels with only the
 //     consumer changed. Each of the 256 threads computes four neighbouring outputs and writes
 //     them with one 16-byte store (st.global.v4) instead of four 4-byte stores: a quarter of the
-//     store instructions for the same bytes. The copy is the lesson's, instruction for instruction.
+//     store instructions for the same bytes. The copy is the lesson's, instruction for instruction;
+//   cg_memcpy_async_resident: the lesson's cg_memcpy_async on the grid the lesson had before it took
+//     chapter 01's batch grid: as many blocks as fit at once, each looping over batches k, k + grid, ...
 // Every row is verified bit for bit before it is timed, as in the lesson.
 // Hardware: compute capability 8.0+ (LDGSTS), as the lesson.
 // Run: build/02_memcpy_async/memcpy_async_lab [--bench] [--variant=NAME] [--size=N]
@@ -24,9 +26,25 @@
 #include <string>
 #include <vector>
 
-#include "memcpy_async.cu"  // the lesson: the batch, compute_batch, launch_resident, Problem, the model
+#include "memcpy_async.cu"  // the lesson: the batch, compute_batch, launch_batch_grid, Problem, the model
 
 namespace lab {
+
+/// [resident]
+// The lesson's launch before the batch grid: every SM filled with resident blocks, never more
+// blocks than batches; each block loops over batches k, k + gridDim.x, ... for the whole run.
+template <auto kKernel>
+void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  int device = 0, num_sms = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
+  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  kKernel<<<static_cast<unsigned>(num_batches < resident ? num_batches : resident), kBlockThreads>>>(gmem_in, gmem_out,
+                                                                                                    num_batches);
+  COURSE_CHECK_LAUNCH();
+}
+/// [resident]
 
 /// [align4]
 // The lesson's cuda_memcpy_async_block_kernel, line for line, with 4-byte alignment promised (and
@@ -171,36 +189,40 @@ struct Variant {
 };
 const Variant kVariants[] = {
     {"align4", "the lesson's cuda_memcpy_async_block with aligned_size_t<4>: 4-byte copies through L1",
-     &launch_resident<align4_kernel>},
+     &launch_batch_grid<align4_kernel>},
     {"misaligned_cg", "source 4 bytes off, char pointers: cg picks 4-byte copies at run time",
-     &launch_resident<misaligned_cg_kernel>, true},
+     &launch_batch_grid<misaligned_cg_kernel>, true},
     {"misaligned_cuda", "the same with cuda::memcpy_async: a synchronous byte-by-byte copy",
-     &launch_resident<misaligned_cuda_kernel>, true},
+     &launch_batch_grid<misaligned_cuda_kernel>, true},
     {"ldgsts_4", "cuda::memcpy_async, aligned_size_t<4>, thread-scope pipeline: 4-byte LDGSTS",
-     &launch_resident<ldgsts_width_kernel<4>>},
-    {"ldgsts_8", "the same with aligned_size_t<8>: 8-byte LDGSTS", &launch_resident<ldgsts_width_kernel<8>>},
+     &launch_batch_grid<ldgsts_width_kernel<4>>},
+    {"ldgsts_8", "the same with aligned_size_t<8>: 8-byte LDGSTS", &launch_batch_grid<ldgsts_width_kernel<8>>},
     {"ldgsts_16", "the same with aligned_size_t<16>: 16-byte LDGSTS, on 9.0 too",
-     &launch_resident<ldgsts_width_kernel<16>>},
+     &launch_batch_grid<ldgsts_width_kernel<16>>},
     {"cg_memcpy_async_wide", "the lesson's cg_memcpy_async, each thread storing four outputs at once (16 bytes)",
-     &launch_resident<cg_memcpy_async_wide_kernel>},
+     &launch_batch_grid<cg_memcpy_async_wide_kernel>},
     {"cuda_memcpy_async_block_wide", "the lesson's cuda_memcpy_async_block with the same 16-byte stores",
-     &launch_resident<cuda_memcpy_async_block_wide_kernel>},
+     &launch_batch_grid<cuda_memcpy_async_block_wide_kernel>},
+    {"cg_memcpy_async_resident", "the lesson's cg_memcpy_async on a resident grid: blocks loop over k, k + grid, ...",
+     &launch_resident<cg_memcpy_async_kernel>},
 };
 
-// The wide rows copy exactly as the lesson's rows they are named after: the model's row for that
-// copy, under the lab's name (the consumer is not the model's subject).
-struct WideRow {
+// The wide rows and the resident row copy exactly as the lesson's rows they are named after: the
+// model's row for that copy, under the lab's name (neither the consumer nor the grid is the model's
+// subject).
+struct LessonCopyRow {
   const char* variant;
   const char* lesson_variant;
 };
-constexpr WideRow kWideRows[] = {{"cg_memcpy_async_wide", "cg_memcpy_async"},
-                                 {"cuda_memcpy_async_block_wide", "cuda_memcpy_async_block"}};
+constexpr LessonCopyRow kLessonCopyRows[] = {{"cg_memcpy_async_wide", "cg_memcpy_async"},
+                                             {"cuda_memcpy_async_block_wide", "cuda_memcpy_async_block"},
+                                             {"cg_memcpy_async_resident", "cg_memcpy_async"}};
 
-// The model's rows of the lesson and the lab, the wide rows included.
+// The model's rows of the lesson and the lab, the wide and resident rows included.
 std::vector<VariantCopies> copy_rows() {
   const std::vector<VariantCopies> model = batch_copies(kBlockThreads, kBatchBytes);
   std::vector<VariantCopies> rows = model;
-  for (const WideRow& wide : kWideRows) {
+  for (const LessonCopyRow& wide : kLessonCopyRows) {
     for (const VariantCopies& row : model) {
       if (std::string(row.variant) != wide.lesson_variant) continue;
       VariantCopies copy = row;
@@ -251,8 +273,9 @@ course::ChapterInfo chapter_info() {
   info.explanation =
       "The lesson's batches copied with 4-byte alignment promised on a barrier, from a source 4 bytes\n"
       "off a 16-byte boundary through char pointers (cooperative_groups and cuda::memcpy_async), and\n"
-      "with 4-, 8- and 16-byte LDGSTS completing on a thread-scope cuda::pipeline; and two lesson kernels\n"
-      "whose threads each store four outputs with one 16-byte store instead of four 4-byte stores.";
+      "with 4-, 8- and 16-byte LDGSTS completing on a thread-scope cuda::pipeline; two lesson kernels\n"
+      "whose threads each store four outputs with one 16-byte store instead of four 4-byte stores; and\n"
+      "the lesson's cg_memcpy_async on a resident grid whose blocks loop over the batches.";
   info.host_model = [](std::ostream& out) { print_copy_paths(out, copy_rows(), "memcpy_async_lab"); };
   return info;
 }

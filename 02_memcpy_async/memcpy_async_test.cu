@@ -3,7 +3,8 @@
 // cooperative groups), the stencil's copy plan against the guide's, the references and the
 // variant tables, on the CPU; what every kernel of the three programs compiles to, checked
 // against the model's row for its variant (PTX for 8.0 and 9.0; machine code for 8.0 and 9.0
-// where cuobjdump can read it); every variant and every lab row bit-exact on the GPU.
+// where cuobjdump can read it); every variant and every lab row bit-exact on the GPU; the grid
+// rule on the CPU, and the grids the launchers start, read back from the GPU.
 #include "halo_stencil.cu"      // the second lesson, in namespace halo
 #include "memcpy_async_lab.cu"  // the lab, which brings the lesson and the model
 
@@ -101,7 +102,42 @@ TEST(HostMemcpyAsync, EveryRowMeasuredBeforeTheSplitIsStillMeasured) {
   }
   for (const char* name : {"ldgsts_4", "ldgsts_8", "ldgsts_16"}) EXPECT_EQ(all.count(name), 1u) << name;
   for (const char* name : {"cg_memcpy_async_wide", "cuda_memcpy_async_block_wide"}) EXPECT_EQ(all.count(name), 1u) << name;
-  EXPECT_EQ(all.size(), 16u);
+  EXPECT_EQ(all.count("cg_memcpy_async_resident"), 1u) << "the lesson's grid before the batch grid";
+  EXPECT_EQ(all.size(), 17u);
+}
+
+// ---- The grid rule (chapter 01's) ------------------------------------------------------------
+
+TEST(HostMemcpyAsyncGrid, OneBlockPerFourBatchesTheLastTakesWhatIsLeft) {
+  EXPECT_EQ(kBatchesPerBlock, 4);
+  EXPECT_EQ(batch_grid(1, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(4, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(5, kBatchesPerBlock), 2u) << "a fifth batch needs a second block";
+  EXPECT_EQ(batch_grid(333, kBatchesPerBlock), 84u);
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock), 2502u);
+  EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 65536u) << "1 GiB";
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 3), 3u) << "a cap lowers the grid";
+  EXPECT_EQ(batch_grid(5, kBatchesPerBlock, 100), 2u) << "a cap above the rule changes nothing";
+}
+
+// Block b takes batches b, b + grid, ... (the kernels' loop): every batch once, no block idle.
+TEST(HostMemcpyAsyncGrid, EveryBatchHasABlockAndEveryBlockABatch) {
+  for (std::size_t num_batches = 1; num_batches <= 70; ++num_batches) {
+    const unsigned grid = batch_grid(num_batches, kBatchesPerBlock);
+    std::vector<int> taken(num_batches, 0);
+    for (unsigned block = 0; block < grid; ++block) {
+      int mine = 0;
+      for (std::size_t batch = block; batch < num_batches; batch += grid, ++mine) ++taken[batch];
+      EXPECT_GE(mine, 1) << num_batches << " batches: block " << block << " has none";
+      EXPECT_LE(mine, kBatchesPerBlock) << num_batches << " batches: block " << block;
+    }
+    EXPECT_EQ(std::count(taken.begin(), taken.end(), 1), static_cast<long>(num_batches)) << num_batches;
+  }
+}
+
+TEST(HostMemcpyAsyncGrid, RefusesABlockOfNoBatchesAndAGridPastTheLimit) {
+  EXPECT_THROW(batch_grid(10, 0), std::invalid_argument);
+  EXPECT_THROW(batch_grid(std::size_t{1} << 33, 1), std::invalid_argument);
 }
 
 // Every row of the three tables has a row in the model, and no model row is left without one.
@@ -334,6 +370,7 @@ const KernelOf kKernels[] = {
     {"ldgsts_16", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm16EEEvPKjPjm"},
     {"cg_memcpy_async_wide", "memcpy_async_lab", "_ZN3lab27cg_memcpy_async_wide_kernelEPKjPjm"},
     {"cuda_memcpy_async_block_wide", "memcpy_async_lab", "_ZN3lab35cuda_memcpy_async_block_wide_kernelEPKjPjm"},
+    {"cg_memcpy_async_resident", "memcpy_async_lab", "_Z22cg_memcpy_async_kernelPKjPjm"},
     {"stencil_sync", "halo_stencil", "_ZN4halo19stencil_sync_kernelEPKfPfm"},
     {"stencil_cuda_memcpy_async", "halo_stencil", "_ZN4halo32stencil_cuda_memcpy_async_kernelEPKfPfm"},
     {"stencil_cg_memcpy_async", "halo_stencil", "_ZN4halo30stencil_cg_memcpy_async_kernelEPKfPfm"},
@@ -728,7 +765,8 @@ TEST_F(Sm80_FewBlocks, EveryBatchKernelRunsManyBatchesPerBlock) {
                        {"ldgsts_8", lab::ldgsts_width_kernel<8>, false},
                        {"ldgsts_16", lab::ldgsts_width_kernel<16>, false},
                        {"cg_memcpy_async_wide", lab::cg_memcpy_async_wide_kernel, false},
-                       {"cuda_memcpy_async_block_wide", lab::cuda_memcpy_async_block_wide_kernel, false}};
+                       {"cuda_memcpy_async_block_wide", lab::cuda_memcpy_async_block_wide_kernel, false},
+                       {"cg_memcpy_async_resident", cg_memcpy_async_kernel, false}};
   lab::Problem problem(75);
   for (const auto& k : kernels) {
     const std::uint32_t* input = k.misaligned_input ? problem.misaligned_input() : problem.gmem_in.data();
@@ -741,6 +779,33 @@ TEST_F(Sm80_FewBlocks, EveryBatchKernelRunsManyBatchesPerBlock) {
       EXPECT_TRUE(result.ok()) << k.name << ", " << blocks << " blocks: " << result.summary() << '\n' << result.first;
     }
   }
+}
+
+// The launchers' grids, read back from the device: the lesson's has batch_grid's blocks, the
+// lab's resident one every SM's resident blocks (or one per batch when there are fewer).
+__global__ void grid_probe_kernel(const std::uint32_t*, std::uint32_t* gmem_out, std::size_t) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) gmem_out[0] = gridDim.x;
+}
+
+std::uint32_t grid_of(Launch launch, std::size_t num_batches) {
+  course::DeviceBuffer<std::uint32_t> gmem_grid(1);
+  launch(nullptr, gmem_grid.data(), num_batches);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  std::uint32_t grid = 0;
+  COURSE_CHECK(cudaMemcpy(&grid, gmem_grid.data(), sizeof grid, cudaMemcpyDeviceToHost));
+  return grid;
+}
+
+TEST_F(Sm80_FewBlocks, TheLessonLaunchesTheBatchGridTheResidentRowFillsTheGpu) {
+  for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
+    EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, num_batches), batch_grid(num_batches, kBatchesPerBlock))
+        << num_batches << " batches";
+  }
+  int blocks_per_sm = 0;
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, grid_probe_kernel, kBlockThreads, 0));
+  const std::size_t resident = static_cast<std::size_t>(device().sm_count) * blocks_per_sm;
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 10 * resident), resident);
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 3), 3u);
 }
 
 TEST_F(Sm80_FewBlocks, EveryStencilKernelRunsManyTilesPerBlock) {
