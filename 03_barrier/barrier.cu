@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "barrier_model.hpp"  // what an mbarrier counts: traces, the arrival table, ring replays
+#include "barrier_model.hpp"  // what an mbarrier counts: traces, the arrival table, ring replays; the grid rule
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/check.hpp"
@@ -259,16 +259,12 @@ __global__ void noinc_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_o
 // ---- Launchers and the variant table -------------------------------------------------------
 
 /// [launch]
-// Fill every SM with resident blocks, never more blocks than batches.
+constexpr int kBatchesPerBlock = 4;  // chapter 01's grid rule; a block's two buffers still overlap its batches
+// Short-lived blocks, started in index order, keep the batches in flight neighbours in memory (chapter 01;
+// the lab's parity_s2_resident row runs the resident grid). What a block does once: init, fence, one sync.
 template <auto kKernel>
-void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
-  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
-  kKernel<<<static_cast<unsigned>(num_batches < resident ? num_batches : resident), kBlockThreads>>>(gmem_in, gmem_out,
-                                                                                                    num_batches);
+void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  kKernel<<<batch_grid(num_batches, kBatchesPerBlock), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
@@ -281,13 +277,13 @@ struct Variant {
 };
 const Variant kVariants[] = {
     {"arrive_and_wait", "one buffer: cuda::memcpy_async(block, aligned_size_t<16>, bar), arrive_and_wait",
-     &launch_resident<arrive_and_wait_kernel>},
+     &launch_batch_grid<arrive_and_wait_kernel>},
     {"arrive_wait_token", "two buffers: arrive for the next batch, compute, then wait(token)",
-     &launch_resident<arrive_wait_token_kernel>},
+     &launch_batch_grid<arrive_wait_token_kernel>},
     {"parity", "two buffers: wait on the phase parity through the native mbarrier handle",
-     &launch_resident<parity_kernel>},
+     &launch_batch_grid<parity_kernel>},
     {"noinc", "raw mbarriers, per-thread 16-byte LDGSTS, cp.async.mbarrier.arrive.noinc",
-     &launch_resident<noinc_kernel>},
+     &launch_batch_grid<noinc_kernel>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------

@@ -8,14 +8,33 @@
 //     number of buffers as a template parameter (the _s2 rows are the lesson's kernels). The
 //     lesson's StageCursor walks every ring; the prime loads kStages - 1 batches ahead. One buffer
 //     overlaps nothing inside a block; more keep more bytes in flight per block, on top of the
-//     eight blocks an SM holds anyway. parity is a bulk copy on 9.0, noinc stays LDGSTS.
+//     eight blocks an SM holds anyway. parity is a bulk copy on 9.0, noinc stays LDGSTS. On the
+//     lesson's grid a block has four batches, so four buffers take them all at once;
+//   parity_s2_resident: the lesson's parity on the grid the lesson had before it took chapter 01's
+//     batch grid: as many blocks as fit at once, each looping over batches k, k + grid, ...
 // Every row is verified bit for bit before it is timed, as in the lesson.
 // Hardware: compute capability 8.0+ (mbarrier, LDGSTS), as the lesson.
 // Run: build/03_barrier/barrier_lab [--bench] [--variant=NAME] [--size=N]
 // Guide: https://docs.nvidia.com/cuda/archive/11.8.0/cuda-c-programming-guide/index.html#asynchronous-data-copies-using-cuda-barrier
-#include "barrier.cu"  // the lesson: the batch, compute_batch, StageCursor, the kernels, launch_resident, Problem, verify
+#include "barrier.cu"  // the lesson: the batch, compute_batch, StageCursor, the kernels, launch_batch_grid, Problem, verify
 
 namespace lab {
+
+/// [resident]
+// The lesson's launch before the batch grid: every SM filled with resident blocks, never more
+// blocks than batches; each block loops over batches k, k + gridDim.x, ... for the whole run.
+template <auto kKernel>
+void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  int device = 0, num_sms = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
+  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  kKernel<<<static_cast<unsigned>(num_batches < resident ? num_batches : resident), kBlockThreads>>>(gmem_in, gmem_out,
+                                                                                                    num_batches);
+  COURSE_CHECK_LAUNCH();
+}
+/// [resident]
 
 /// [plain_size]
 // The lesson's arrive_and_wait_kernel, line for line, with the guide's plain byte count.
@@ -109,15 +128,17 @@ __global__ void noinc_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_o
 
 const ::Variant kVariants[] = {
     {"arrive_and_wait_plain_size", "the lesson's arrive_and_wait with the guide's plain byte count: 4-byte LDGSTS",
-     &launch_resident<arrive_and_wait_plain_size_kernel>},
-    {"parity_s1", "parity waits, one buffer: nothing overlaps inside a block", &launch_resident<parity_kernel<1>>},
-    {"parity_s2", "parity waits, two buffers (the lesson's parity)", &launch_resident<parity_kernel<2>>},
-    {"parity_s3", "parity waits, three buffers", &launch_resident<parity_kernel<3>>},
-    {"parity_s4", "parity waits, four buffers", &launch_resident<parity_kernel<4>>},
-    {"noinc_s1", "raw mbarriers and .noinc, one buffer", &launch_resident<noinc_kernel<1>>},
-    {"noinc_s2", "raw mbarriers and .noinc, two buffers (the lesson's noinc)", &launch_resident<noinc_kernel<2>>},
-    {"noinc_s3", "raw mbarriers and .noinc, three buffers", &launch_resident<noinc_kernel<3>>},
-    {"noinc_s4", "raw mbarriers and .noinc, four buffers", &launch_resident<noinc_kernel<4>>},
+     &launch_batch_grid<arrive_and_wait_plain_size_kernel>},
+    {"parity_s1", "parity waits, one buffer: nothing overlaps inside a block", &launch_batch_grid<parity_kernel<1>>},
+    {"parity_s2", "parity waits, two buffers (the lesson's parity)", &launch_batch_grid<parity_kernel<2>>},
+    {"parity_s3", "parity waits, three buffers", &launch_batch_grid<parity_kernel<3>>},
+    {"parity_s4", "parity waits, four buffers", &launch_batch_grid<parity_kernel<4>>},
+    {"noinc_s1", "raw mbarriers and .noinc, one buffer", &launch_batch_grid<noinc_kernel<1>>},
+    {"noinc_s2", "raw mbarriers and .noinc, two buffers (the lesson's noinc)", &launch_batch_grid<noinc_kernel<2>>},
+    {"noinc_s3", "raw mbarriers and .noinc, three buffers", &launch_batch_grid<noinc_kernel<3>>},
+    {"noinc_s4", "raw mbarriers and .noinc, four buffers", &launch_batch_grid<noinc_kernel<4>>},
+    {"parity_s2_resident", "parity_s2 on a resident grid: blocks loop over batches k, k + grid, ...",
+     &launch_resident<parity_kernel<2>>},
 };
 
 // ---- run(): verify every row, then time the correct ones ----------------------------------
@@ -138,8 +159,8 @@ course::ChapterInfo chapter_info() {
   info.title = "03 barrier lab: the guide's plain byte count, and rings of one to four buffers";
   info.explanation =
       "The lesson's arrive_and_wait with the CUDA 11 guide's plain byte count (4-byte LDGSTS, on 9.0\n"
-      "too), and the lesson's parity and noinc kernels with 1, 2, 3 and 4 buffers of 4 KiB, a load\n"
-      "cursor and a wait cursor walking each ring.";
+      "too), the lesson's parity and noinc kernels with 1, 2, 3 and 4 buffers of 4 KiB, a load\n"
+      "cursor and a wait cursor walking each ring, and the lesson's parity on a resident grid.";
   info.host_model = [](std::ostream& out) {  // where each ring's waits go: batch b in buffer b % S
     print_cursor_walk<StageCursor<1>>(out, "one buffer", 6);
     print_cursor_walk<StageCursor<2>>(out, "two buffers", 6);

@@ -4,7 +4,8 @@
 // bytes), step-by-step traces of one phase with and without the .noinc arrive-on, the table of
 // arrivals that complete one phase of each lesson kernel's full barrier, a replay of a block's
 // ring of buffers on model barriers (which finds a wait that returns on a stale phase), and the
-// guide's prefetch schedule (4.11.2.1.1), which reads past the end with few batches.
+// guide's prefetch schedule (4.11.2.1.1), which reads past the end with few batches; and the
+// launch rule, chapter 01's batch grid.
 // Host code only: barrier.cu includes it (the program prints the traces and the table),
 // barrier_test.cu checks it on the CPU.
 // PTX mbarrier: https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier
@@ -13,8 +14,23 @@
 #include <cstddef>
 #include <cstdio>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+/// [grid]
+// The launch rule of chapters 01-05, as chapter 01 introduces it: one block for every
+// `batches_per_block` batches (the last block takes what is left), at most `max_blocks` blocks when
+// a caller caps the grid (0: no cap). Throws, naming the rule, for a block of no batches or a grid
+// past gridDim.x's limit.
+inline unsigned batch_grid(std::size_t num_batches, int batches_per_block, unsigned max_blocks = 0) {
+  if (batches_per_block < 1) throw std::invalid_argument("batch_grid: a block takes at least one batch");
+  std::size_t grid = (num_batches + batches_per_block - 1) / batches_per_block;
+  if (max_blocks != 0 && max_blocks < grid) grid = max_blocks;
+  if (grid > 0x7fffffffu) throw std::invalid_argument("batch_grid: gridDim.x is at most 2^31 - 1 blocks");
+  return static_cast<unsigned>(grid);
+}
+/// [grid]
 
 /// [model]
 // One mbarrier as the hardware sees it: the arrivals still missing in the current phase, the

@@ -2,11 +2,13 @@
 // kernel's phase, a ring of buffers replayed on model barriers, the guide's prefetch schedule)
 // and the lesson's StageCursor against the course library's, on the CPU; what each kernel of the
 // lesson and the lab compiles to (PTX on 8.0 and 9.0, machine code on 9.0); every lesson variant
-// and every lab row bit-exact on the GPU; broken arrival counts stopped by the bounded waits.
+// and every lab row bit-exact on the GPU; broken arrival counts stopped by the bounded waits; the
+// grid rule on the CPU, and the grids the launchers start, read back from the GPU.
 #include "barrier_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 #include <regex>
@@ -50,8 +52,41 @@ TEST(HostBarrier, LessonHasFourWaysToWaitAndTheLabThePlainSizeAndEveryRing) {
   for (const char* kernel : {"parity", "noinc"}) {
     for (int stages = 1; stages <= 4; ++stages) rows.push_back(std::string(kernel) + "_s" + std::to_string(stages));
   }
+  rows.push_back("parity_s2_resident");  // the lesson's grid before the batch grid
   ASSERT_EQ(std::size(lab::kVariants), rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(lab::kVariants[i].name, rows[i]);
+}
+
+// ---- The grid rule (chapter 01's) ------------------------------------------------------------
+
+TEST(HostBarrierGrid, OneBlockPerFourBatchesTheLastTakesWhatIsLeft) {
+  EXPECT_EQ(kBatchesPerBlock, 4);
+  EXPECT_EQ(batch_grid(1, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(4, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(5, kBatchesPerBlock), 2u) << "a fifth batch needs a second block";
+  EXPECT_EQ(batch_grid(333, kBatchesPerBlock), 84u);
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock), 2502u);
+  EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 65536u) << "1 GiB";
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 3), 3u) << "a cap lowers the grid";
+  EXPECT_THROW(batch_grid(10, 0), std::invalid_argument);
+  EXPECT_THROW(batch_grid(std::size_t{1} << 33, 1), std::invalid_argument);
+}
+
+// Block b takes batches b, b + grid, ... (the kernels' loop): every batch once, no block idle,
+// and with kBatchesPerBlock >= kStages a block's ring gets as many batches as it has buffers.
+TEST(HostBarrierGrid, EveryBatchHasABlockAndEveryBlockABatch) {
+  static_assert(kBatchesPerBlock >= kStages, "a block of the lesson's grid fills both buffers");
+  for (std::size_t num_batches = 1; num_batches <= 70; ++num_batches) {
+    const unsigned grid = batch_grid(num_batches, kBatchesPerBlock);
+    std::vector<int> taken(num_batches, 0);
+    for (unsigned block = 0; block < grid; ++block) {
+      int mine = 0;
+      for (std::size_t batch = block; batch < num_batches; batch += grid, ++mine) ++taken[batch];
+      EXPECT_GE(mine, 1) << num_batches << " batches: block " << block << " has none";
+      EXPECT_LE(mine, kBatchesPerBlock) << num_batches << " batches: block " << block;
+    }
+    EXPECT_EQ(std::count(taken.begin(), taken.end(), 1), static_cast<long>(num_batches)) << num_batches;
+  }
 }
 
 // ---- What a barrier counts (the host model) --------------------------------------------------
@@ -418,6 +453,26 @@ TEST_F(HostCodegen, EveryWaitIsBounded) {
   }
 }
 
+// A bounded wait adds nothing to a block's local memory: its site (barrier, stage, phase) goes to the
+// reporter by value. Taken by reference, its address escaped into that never-inlined call, and every
+// thread stored the site to local memory on its way out of the batch loop, once per block: a cost
+// that grew with the number of blocks. Only the token kernel keeps something there, its tokens.
+TEST_F(HostCodegen, NoWaitKeepsItsSiteInLocalMemory) {
+  for (const char* arch : {"80", "90"}) {
+    std::vector<std::pair<std::string, std::string>> kernels = {{kPlainSize, lab_kernel(arch, kPlainSize)}};
+    for (const char* name : {kAligned16, kParity, kNoinc}) kernels.push_back({name, lesson_kernel(arch, name)});
+    for (int s = 1; s <= 4; ++s) {
+      kernels.push_back({"lab parity " + std::to_string(s), lab_kernel(arch, kParity, stages_arg(s))});
+      kernels.push_back({"lab noinc " + std::to_string(s), lab_kernel(arch, kNoinc, stages_arg(s))});
+    }
+    for (const auto& [name, k] : kernels) {
+      EXPECT_EQ(course::count_matches(k, R"(st\.local)"), 0) << name << ", compute_" << arch;
+      EXPECT_FALSE(has(k, "__local_depot")) << name << ", compute_" << arch << ": a local-memory frame";
+    }
+    EXPECT_EQ(course::count_matches(lesson_kernel(arch, kToken), R"(st\.local\.v2)"), 0) << "compute_" << arch;
+  }
+}
+
 TEST_F(HostCodegen, OnlyTheRawVariantInvalidatesItsBarriers) {
   EXPECT_GE(course::count_matches(lesson_kernel("80", kNoinc), R"(mbarrier\.inval\.shared\.b64)"), 1);
   for (int s = 1; s <= 4; ++s) EXPECT_TRUE(has(lab_kernel("80", kNoinc, stages_arg(s)), "mbarrier.inval.shared.b64"));
@@ -586,7 +641,8 @@ TEST_F(Sm80_BarrierReuse, FewBlocksRunManyPhases) {
       {"noinc_s1", lab::noinc_kernel<1>},
       {"noinc_s2", lab::noinc_kernel<2>},
       {"noinc_s3", lab::noinc_kernel<3>},
-      {"noinc_s4", lab::noinc_kernel<4>}};
+      {"noinc_s4", lab::noinc_kernel<4>},
+      {"parity_s2_resident", lab::parity_kernel<2>}};
   Problem problem(75);
   for (const auto& [name, kernel] : kernels) {
     for (unsigned blocks : {1u, 2u}) {
@@ -598,6 +654,33 @@ TEST_F(Sm80_BarrierReuse, FewBlocksRunManyPhases) {
       EXPECT_TRUE(result.ok()) << name << ", " << blocks << " blocks: " << result.summary() << '\n' << result.first;
     }
   }
+}
+
+// The launchers' grids, read back from the device: the lesson's has batch_grid's blocks, the
+// lab's resident one every SM's resident blocks (or one per batch when there are fewer).
+__global__ void grid_probe_kernel(const std::uint32_t*, std::uint32_t* gmem_out, std::size_t) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) gmem_out[0] = gridDim.x;
+}
+
+std::uint32_t grid_of(Launch launch, std::size_t num_batches) {
+  course::DeviceBuffer<std::uint32_t> gmem_grid(1);
+  launch(nullptr, gmem_grid.data(), num_batches);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  std::uint32_t grid = 0;
+  COURSE_CHECK(cudaMemcpy(&grid, gmem_grid.data(), sizeof grid, cudaMemcpyDeviceToHost));
+  return grid;
+}
+
+TEST_F(Sm80_BarrierReuse, TheLessonLaunchesTheBatchGridTheResidentRowFillsTheGpu) {
+  for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
+    EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, num_batches), batch_grid(num_batches, kBatchesPerBlock))
+        << num_batches << " batches";
+  }
+  int blocks_per_sm = 0;
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, grid_probe_kernel, kBlockThreads, 0));
+  const std::size_t resident = static_cast<std::size_t>(device().sm_count) * blocks_per_sm;
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 10 * resident), resident);
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 3), 3u);
 }
 
 // ---- Broken arrival counts, stopped by the bounded waits --------------------------------------
