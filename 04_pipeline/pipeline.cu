@@ -5,7 +5,7 @@
 // wait_prior, and the __pipeline_* primitives; and why the count-based waits need a commit
 // even when nothing is left to fetch.
 // What changed from 03: two buffers with a barrier each become a pipeline of kStages = 4 stages
-// (8 KiB batches, dynamic shared memory) that is primed, refilled and drained; one block per SM.
+// (8 KiB batches, dynamic shared memory) that is primed, refilled and drained.
 // Hardware: compute capability 8.0+ (LDGSTS). cuda::pipeline stays LDGSTS on 9.0 as well.
 // Run: build/04_pipeline/pipeline [--bench] [--variant=NAME]; stage counts 1-4 and the warp-
 //      entanglement experiments are in build/04_pipeline/pipeline_lab.
@@ -34,7 +34,7 @@
 #include "course/pattern.hpp"
 #include "course/stage_cursor.hpp"
 #include "course/wait.cuh"
-#include "pipeline_model.hpp"  // pending_batches() and the schedule the program prints
+#include "pipeline_model.hpp"  // pending_batches(), the schedule the program prints, the grid rule
 
 namespace cg = cooperative_groups;
 
@@ -48,7 +48,6 @@ constexpr int kBatchElems = 2048;  // one batch fills one pipeline stage
 constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 8 KiB
 constexpr int kChunkBytes = 16;                                            // the widest LDGSTS
 constexpr int kChunksPerThread = kBatchBytes / kChunkBytes / kBlockThreads;  // 2
-constexpr int kBlocksPerSm = 1;  // fixed, so that only the stage count changes the bytes in flight
 static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index below wraps with a mask");
 static_assert(kBatchBytes % (kChunkBytes * kBlockThreads) == 0, "every thread copies whole 16-byte chunks");
 
@@ -237,25 +236,22 @@ __global__ void __launch_bounds__(kBlockThreads)
 // ---- Launchers and the variant table -------------------------------------------------------
 
 /// [launch]
-// kBlocksPerSm blocks on every SM, fewer if there are fewer batches or max_blocks says so (0: no limit).
-unsigned resident_grid(std::size_t num_batches, unsigned max_blocks) {
-  int device = 0, num_sms = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  std::size_t grid = static_cast<std::size_t>(num_sms) * kBlocksPerSm;
-  if (max_blocks > 0 && max_blocks < grid) grid = max_blocks;
-  if (num_batches < grid) grid = num_batches;
-  return static_cast<unsigned>(grid);
-}
+// Chapter 01's grid rule: short-lived blocks, started in index order, keep the batches in flight
+// neighbours in memory (the lab's pipeline_primitives_resident row runs one block per SM instead).
+// Four batches, as many as stages, so that a block still overlaps: its prime starts all four copies
+// and it computes each batch while the later ones land; the refill runs when a block has more
+// (max_blocks caps the grid: the tests send every batch through one block).
+constexpr int kBatchesPerBlock = 4;
 
-// kStages stages of kBatchBytes in dynamic shared memory, on a grid of resident blocks.
+// kStages stages of kBatchBytes in dynamic shared memory; max_blocks (0: none) caps the grid.
 template <auto kKernel>
-void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
-                     unsigned max_blocks) {
+void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
+                       unsigned max_blocks) {
   constexpr int kSmemBytes = kStages * kBatchBytes;
   // Above 48 KiB of dynamic shared memory a kernel must opt in (4 x 8 KiB need not; 4 x 16 KiB would).
   COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  kKernel<<<resident_grid(num_batches, max_blocks), kBlockThreads, kSmemBytes>>>(gmem_in, gmem_out, num_batches);
+  kKernel<<<batch_grid(num_batches, kBatchesPerBlock, max_blocks), kBlockThreads, kSmemBytes>>>(gmem_in, gmem_out,
+                                                                                               num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
@@ -270,13 +266,13 @@ struct Variant {
 };
 const Variant kVariants[] = {
     {"cuda_pipeline", "cuda::pipeline, block scope: a full and an empty barrier per stage",
-     &launch_resident<cuda_pipeline_kernel>},
+     &launch_batch_grid<cuda_pipeline_kernel>},
     {"thread_pipeline", "cuda::pipeline, thread scope + wait_prior (the guide's)",
-     &launch_resident<thread_pipeline_kernel>},
+     &launch_batch_grid<thread_pipeline_kernel>},
     {"cg_memcpy_async", "cg::memcpy_async + cg::wait_prior, counted in the drain",
-     &launch_resident<cg_memcpy_async_kernel>},
+     &launch_batch_grid<cg_memcpy_async_kernel>},
     {"pipeline_primitives", "__pipeline_memcpy_async / commit / wait_prior",
-     &launch_resident<pipeline_primitives_kernel>},
+     &launch_batch_grid<pipeline_primitives_kernel>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------

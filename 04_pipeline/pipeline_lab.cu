@@ -6,15 +6,20 @@
 //     from one batch (8 KiB: nothing overlaps its compute) to four (32 KiB) in flight;
 //   warp entanglement (CUDA 11.8 guide): the primitives pipeline and the block-scope
 //     cuda::pipeline with every lane issuing its copies in its own turn, committing (or calling
-//     producer_commit) inside its turn, diverged, or after __syncwarp(), converged.
+//     producer_commit) inside its turn, diverged, or after __syncwarp(), converged;
+//   pipeline_primitives_resident: the lesson's pipeline_primitives on the grid the lesson had
+//     before it took chapter 01's batch grid: one block per SM, each looping over batches k,
+//     k + grid, ... for the whole input, so that the stages are its only bytes in flight.
+// Every other row runs on the lesson's grid (four batches per block).
 // Every row is verified bit for bit before it is timed, as in the lesson.
-// --timeline=FILE runs cuda_pipeline_s3 once more with per-stage events recorded (issue, land,
-// consume, release of blocks 0-3) and writes them as CSV; scripts/draw_timelines.py draws them.
+// --timeline=FILE runs cuda_pipeline_s3 once more, on one block per SM so that a block's ring
+// turns many times, with per-stage events recorded (issue, land, consume, release of blocks 0-3)
+// and writes them as CSV; scripts/draw_timelines.py draws them.
 // Hardware: compute capability 8.0+ (LDGSTS), as the lesson.
 // Run: build/04_pipeline/pipeline_lab [--bench] [--variant=NAME] [--size=N] [--timeline=FILE]
 // Guide: https://docs.nvidia.com/cuda/archive/11.8.0/cuda-c-programming-guide/index.html#warp-entanglement-commit
 //        https://docs.nvidia.com/cuda/archive/11.8.0/cuda-c-programming-guide/index.html#keep-commit-and-arrive-on-operations-converged
-#include "pipeline.cu"  // the lesson: the batch, compute_batch, the four kernels, resident_grid, Problem, verify
+#include "pipeline.cu"  // the lesson: the batch, compute_batch, the four kernels, launch_batch_grid, Problem, verify
 
 #include <stdexcept>
 #include <string>
@@ -214,15 +219,41 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 // ---- Launcher and the variant table ---------------------------------------------------------
 
-// The lesson's launch_resident with kStages stages of dynamic shared memory instead of the lesson's 4.
+// The lesson's launch_batch_grid with kStages stages of dynamic shared memory instead of the lesson's 4.
 template <auto kKernel, int kStages>
 void launch_stages(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
                    unsigned max_blocks) {
   constexpr int kSmemBytes = kStages * kBatchBytes;
   COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  kKernel<<<batch_grid(num_batches, kBatchesPerBlock, max_blocks), kBlockThreads, kSmemBytes>>>(gmem_in, gmem_out,
+                                                                                               num_batches);
+  COURSE_CHECK_LAUNCH();
+}
+
+/// [resident]
+// The lesson's grid before the batch grid: kBlocksPerSm blocks on every SM, fewer if there are
+// fewer batches or max_blocks says so (0: no limit). One block per SM, so that the stages are a
+// block's only bytes in flight; each block loops over batches k, k + gridDim.x, ... for the whole run.
+constexpr int kBlocksPerSm = 1;
+unsigned resident_grid(std::size_t num_batches, unsigned max_blocks) {
+  int device = 0, num_sms = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  std::size_t grid = static_cast<std::size_t>(num_sms) * kBlocksPerSm;
+  if (max_blocks > 0 && max_blocks < grid) grid = max_blocks;
+  if (num_batches < grid) grid = num_batches;
+  return static_cast<unsigned>(grid);
+}
+
+template <auto kKernel, int kStages>
+void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
+                     unsigned max_blocks) {
+  constexpr int kSmemBytes = kStages * kBatchBytes;
+  COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   kKernel<<<resident_grid(num_batches, max_blocks), kBlockThreads, kSmemBytes>>>(gmem_in, gmem_out, num_batches);
   COURSE_CHECK_LAUNCH();
 }
+/// [resident]
 
 struct Variant {
   const char* name;
@@ -253,6 +284,8 @@ const Variant kVariants[] = {
      &launch_stages<entangled_arrive_kernel<4, false>, 4>, 4},
     {"syncwarp_arrive_s4", "the same copies, __syncwarp() then one converged producer_commit",
      &launch_stages<entangled_arrive_kernel<4, true>, 4>, 4},
+    {"pipeline_primitives_resident", "__pipeline_* primitives, 4 stages, one block per SM looping over the batches",
+     &launch_resident<pipeline_primitives_kernel<4>, 4>, 4},
 };
 #undef STAGE_SWEEP
 
@@ -311,6 +344,8 @@ struct TimelineRun {
 
 // One run of the 3-stage block-scope pipeline on `problem` with blocks 0 .. max_blocks - 1
 // recording their first max_iterations batches; poisoned, launched, synchronised and compared.
+// On the resident grid (one block per SM), not the lesson's: a block of four batches would show
+// its prime and drain only, never the ring turning.
 TimelineRun record_cuda_pipeline(Problem& problem, std::uint32_t max_blocks, std::uint32_t max_iterations) {
   constexpr auto kernel = recorded_cuda_pipeline_kernel<kTimelineStages>;
   constexpr int kSmemBytes = kTimelineStages * kBatchBytes;
@@ -368,9 +403,10 @@ course::ChapterInfo chapter_info() {
   info.program = "pipeline_lab";
   info.title = "04 pipeline lab: stage counts and warp entanglement";
   info.explanation =
-      "The lesson's four pipelines at 1, 2, 3 and 4 stages of 8 KiB (one block per SM, so the stages are\n"
-      "the only bytes in flight), and the warp-entanglement experiment: lanes that copy one by one and\n"
-      "commit (or producer_commit) diverged, against the same copies committed after __syncwarp().";
+      "The lesson's four pipelines at 1, 2, 3 and 4 stages of 8 KiB on the lesson's grid (four batches per\n"
+      "block), the warp-entanglement experiment: lanes that copy one by one and commit (or producer_commit)\n"
+      "diverged, against the same copies committed after __syncwarp(); and the primitives pipeline on one\n"
+      "block per SM that loops over the batches, the lesson's grid before.";
   info.host_model = [](std::ostream& out) {  // the shallow ends of the sweep: nothing, or one batch, ahead
     print_pipeline_schedule<1>(out, 3);
     print_pipeline_schedule<2>(out, 4);

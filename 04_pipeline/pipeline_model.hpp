@@ -8,7 +8,7 @@
 // it), the number of groups wait_prior may leave pending when no empty groups are committed
 // (the cooperative-groups kernel uses it), the guide's formula for the same number, and a
 // replay of a block's commit sequence that finds a wait which misses its batch (a race) or
-// waits for younger ones too (lost overlap).
+// waits for younger ones too (lost overlap). And the launch rule, chapter 01's batch grid.
 // Host code only (pending_batches() is __host__ __device__ under nvcc): pipeline.cu includes it,
 // pipeline_test.cu checks it on the CPU.
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#prefetching-data
@@ -19,10 +19,25 @@
 #include <cstdio>
 #include <functional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "course/stage_cursor.hpp"
+
+/// [grid]
+// The launch rule of chapters 01-05, as chapter 01 introduces it: one block for every
+// `batches_per_block` batches (the last block takes what is left), at most `max_blocks` blocks when
+// a caller caps the grid (0: no cap). Throws, naming the rule, for a block of no batches or a grid
+// past gridDim.x's limit.
+inline unsigned batch_grid(std::size_t num_batches, int batches_per_block, unsigned max_blocks = 0) {
+  if (batches_per_block < 1) throw std::invalid_argument("batch_grid: a block takes at least one batch");
+  std::size_t grid = (num_batches + batches_per_block - 1) / batches_per_block;
+  if (max_blocks != 0 && max_blocks < grid) grid = max_blocks;
+  if (grid > 0x7fffffffu) throw std::invalid_argument("batch_grid: gridDim.x is at most 2^31 - 1 blocks");
+  return static_cast<unsigned>(grid);
+}
+/// [grid]
 
 // The count below is computed in the cooperative-groups kernel as well; a plain host function without nvcc.
 #ifdef __CUDACC__

@@ -1,8 +1,9 @@
 // Tests for 04_pipeline: the model (one block's schedule, the pending-batch count against a
 // replay of the commit sequence, and the guide's formula, which underflows), what each kernel
 // of the lesson and the lab compiles to, every variant of the lesson and every row of the lab
-// bit-exact on the GPU for the batch counts where prime, steady state and drain meet, and a
-// broken pipeline that is diagnosed instead of hanging.
+// bit-exact on the GPU for the batch counts where prime, steady state and drain meet, a broken
+// pipeline that is diagnosed instead of hanging; the grid rule on the CPU, and the grids the
+// launchers start, read back from the GPU.
 #include "pipeline_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
@@ -67,6 +68,51 @@ TEST(HostPipeline, TheLabRecordsAThreeStageBlockScopePipelineAsItsTimeline) {
   EXPECT_FALSE(lab.size_rule(lab.timeline_bytes));
   EXPECT_GE(lab.timeline_bytes / kBatchBytes, 132u * course::timeline::kDefaultIterations)
       << "on an H100 (132 SMs, one block each) every block has at least the recorded number of batches";
+}
+
+TEST(HostPipeline, TheLabKeepsTheResidentGridAsOneRowOfTheLessonsPrimitivesPipeline) {
+  int found = 0;
+  for (const lab::Variant& v : lab::kVariants) {
+    if (std::string(v.name) != "pipeline_primitives_resident") continue;
+    ++found;
+    EXPECT_EQ(v.stages, kStages) << "the lesson's stage count, on the lesson's grid before the batch grid";
+    EXPECT_EQ(v.launch, (&lab::launch_resident<lab::pipeline_primitives_kernel<kStages>, kStages>));
+  }
+  EXPECT_EQ(found, 1);
+}
+
+// ---- The grid rule (chapter 01's) ------------------------------------------------------------
+
+TEST(HostPipelineGrid, OneBlockPerFourBatchesTheLastTakesWhatIsLeft) {
+  EXPECT_EQ(kBatchesPerBlock, 4);
+  EXPECT_GE(kBatchesPerBlock, kStages) << "a block of the lesson's grid fills its stages";
+  EXPECT_EQ(batch_grid(1, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(4, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(5, kBatchesPerBlock), 2u) << "a fifth batch needs a second block";
+  EXPECT_EQ(batch_grid(1007, kBatchesPerBlock), 252u);
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock), 2502u);
+  EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 32768u) << "1 GiB of 8 KiB batches";
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 1), 1u) << "max_blocks = 1: one block takes every batch";
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 0), 2502u) << "max_blocks = 0: no cap";
+  EXPECT_EQ(batch_grid(5, kBatchesPerBlock, 100), 2u) << "a cap above the rule changes nothing";
+  EXPECT_THROW(batch_grid(10, 0), std::invalid_argument);
+  EXPECT_THROW(batch_grid(std::size_t{1} << 33, 1), std::invalid_argument);
+}
+
+// The kernels' own count of a block's batches (block_batch_count, here on the host) adds up to
+// every batch on the lesson's grid, and no block gets none or more than kBatchesPerBlock.
+TEST(HostPipelineGrid, EveryBatchHasABlockAndEveryBlockABatch) {
+  for (std::size_t num_batches = 1; num_batches <= 70; ++num_batches) {
+    const unsigned grid = batch_grid(num_batches, kBatchesPerBlock);
+    std::size_t total = 0;
+    for (unsigned block = 0; block < grid; ++block) {
+      const std::size_t mine = (num_batches - block + grid - 1) / grid;
+      EXPECT_GE(mine, 1u) << num_batches << " batches: block " << block << " has none";
+      EXPECT_LE(mine, std::size_t{kBatchesPerBlock}) << num_batches << " batches: block " << block;
+      total += mine;
+    }
+    EXPECT_EQ(total, num_batches);
+  }
 }
 
 // ---- One block's schedule --------------------------------------------------------------------
@@ -360,8 +406,9 @@ TEST_P(Sm80_Pipeline, OneBlockAtEveryEdgeOfTheStageCount) {
   }
 }
 
-// The full grid: 1007 batches over one block per SM give blocks of 7 and 8 batches (on 132 SMs),
-// 10007 give 75 and 76, 300 give 2 and 3 (fewer than the stages), 100 leave SMs idle.
+// The full grid. The lesson's (four batches per block): 1007, 10007 and 300 batches leave a last
+// block of 3, 3 and 4, 100 fill 25 blocks. The resident row's (one block per SM): 1007 batches give
+// blocks of 7 and 8 (on 132 SMs), 10007 give 75 and 76, 300 give 2 and 3, 100 leave SMs idle.
 TEST_P(Sm80_Pipeline, FullGridWithUnequalBlocks) {
   for (std::size_t n : {std::size_t{100}, std::size_t{300}, std::size_t{1007}, std::size_t{10007}}) {
     Problem problem(n);
@@ -382,6 +429,38 @@ TEST_P(Sm80_Pipeline, PoisonedOutputIsFullyOverwrittenTwice) {
 const auto kCaseName = [](const auto& info) { return info.param.name; };
 INSTANTIATE_TEST_SUITE_P(Lesson, Sm80_Pipeline, ::testing::ValuesIn(lesson_cases()), kCaseName);
 INSTANTIATE_TEST_SUITE_P(Lab, Sm80_Pipeline, ::testing::ValuesIn(lab_cases()), kCaseName);
+
+// The launchers' grids, read back from the device: the lesson's has batch_grid's blocks, capped
+// by max_blocks; the lab's resident one has one block per SM.
+__global__ void grid_probe_kernel(const std::uint32_t*, std::uint32_t* gmem_out, std::size_t) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) gmem_out[0] = gridDim.x;
+}
+
+std::uint32_t grid_of(Launch launch, std::size_t num_batches, unsigned max_blocks) {
+  course::DeviceBuffer<std::uint32_t> gmem_grid(1);
+  launch(nullptr, gmem_grid.data(), num_batches, max_blocks);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  std::uint32_t grid = 0;
+  COURSE_CHECK(cudaMemcpy(&grid, gmem_grid.data(), sizeof grid, cudaMemcpyDeviceToHost));
+  return grid;
+}
+
+class Sm80_PipelineGrid : public course::GpuTest {
+ protected:
+  Sm80_PipelineGrid() : GpuTest(chapter_info().requirement) {}
+};
+
+TEST_F(Sm80_PipelineGrid, TheLessonLaunchesTheBatchGridTheResidentRowOneBlockPerSm) {
+  for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
+    EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, num_batches, 0), batch_grid(num_batches, kBatchesPerBlock))
+        << num_batches << " batches";
+  }
+  EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, 10007, 3), 3u) << "max_blocks caps the grid";
+  const unsigned num_sms = static_cast<unsigned>(device().sm_count);
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel, kStages>, 10007, 0), num_sms);
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel, kStages>, 3, 0), 3u);
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel, kStages>, 10007, 2), 2u);
+}
 
 // ---- A broken pipeline is diagnosed, not hung -------------------------------------------
 
