@@ -38,7 +38,7 @@
 #include "course/pattern.hpp"
 #include "course/stage_cursor.hpp"
 #include "course/wait.cuh"
-#include "warp_specialized_model.hpp"  // the block's roles, the batch, the arrival counts, the copy plan
+#include "warp_specialized_model.hpp"  // the block's roles, the batch, the arrival counts, the copy plan, the grid
 
 namespace cg = cooperative_groups;
 
@@ -202,24 +202,18 @@ __global__ void __launch_bounds__(kBlockThreads)
 // ---- Launchers and the variant table -------------------------------------------------------
 
 /// [launch]
-// As many blocks as fit on the GPU at once (one producer warp each, so several per SM keep
-// enough copies in flight), never more than there are batches; `max_blocks` (if not 0) lowers
-// the cap, so that a test can send many batches through one block.
+// Chapter 01's grid rule: short-lived blocks, started in index order, keep the batches in flight
+// neighbours in memory (the lab's mbarrier_2stage_resident row runs the resident grid instead).
+// Four batches per block, twice the ring, so that the producer still fills one buffer while the
+// consumers compute the other, and each buffer goes round more than once. Several blocks share
+// an SM (one producer warp each). `max_blocks` (if not 0) caps the grid, so that a test can send
+// many batches through one block.
+constexpr int kBatchesPerBlock = 4;
+
 template <auto kKernel>
-void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
-                     unsigned max_blocks) {
-  // Asked once per kernel: the queries cost host time, which --bench would count in every launch.
-  static const std::size_t resident = [] {
-    int device = 0, num_sms = 0, blocks_per_sm = 0;
-    COURSE_CHECK(cudaGetDevice(&device));
-    COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-    COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
-    return static_cast<std::size_t>(num_sms) * blocks_per_sm;
-  }();
-  std::size_t grid = resident;
-  if (max_blocks != 0 && max_blocks < grid) grid = max_blocks;
-  if (num_batches < grid) grid = num_batches;
-  kKernel<<<static_cast<unsigned>(grid), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
+void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
+                       unsigned max_blocks) {
+  kKernel<<<batch_grid(num_batches, kBatchesPerBlock, max_blocks), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
@@ -233,9 +227,9 @@ struct Variant {
   Launch launch;
 };
 const Variant kVariants[] = {
-    {"pipeline", "partitioned cuda::pipeline, 1 producer warp, 2 buffers", &launch_resident<pipeline_kernel>},
+    {"pipeline", "partitioned cuda::pipeline, 1 producer warp, 2 buffers", &launch_batch_grid<pipeline_kernel>},
     {"mbarrier", "raw mbarriers full_bar/empty_bar, cp.async...arrive.noinc, 2 buffers",
-     &launch_resident<mbarrier_kernel>},
+     &launch_batch_grid<mbarrier_kernel>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------

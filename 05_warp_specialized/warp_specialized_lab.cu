@@ -6,13 +6,16 @@
 // buffer leaves no overlap inside a block: the producer refills it only after the consumers
 // released it. More buffers let the producer run further ahead, but take shared memory (8 KiB
 // each), and with it resident blocks per SM, whose producer warps keep copies in flight too.
+// The rows run on the lesson's grid (four batches per block), except mbarrier_2stage_resident:
+// the lesson's mbarrier kernel on the grid the lesson had before it took chapter 01's batch grid,
+// as many blocks as fit at once, each looping over batches k, k + grid, ... for the whole input.
 // Every row is verified bit for bit before it is timed, as in the lesson.
-// --timeline=FILE runs mbarrier_2stage once more with per-stage events recorded (the producer's
-// issues, the consumers' land, consume, release in blocks 0-3) and writes them as CSV;
-// scripts/draw_timelines.py draws them.
+// --timeline=FILE runs mbarrier_2stage once more, on the resident grid so that a block's ring turns
+// many times, with per-stage events recorded (the producer's issues, the consumers' land, consume,
+// release in blocks 0-3) and writes them as CSV; scripts/draw_timelines.py draws them.
 // Hardware: compute capability 8.0+ (LDGSTS and mbarrier), as the lesson.
 // Run: build/05_warp_specialized/warp_specialized_lab [--bench] [--variant=NAME] [--size=N] [--timeline=FILE]
-#include "warp_specialized.cu"  // the lesson: the batch, consume_batch, the kernels, launch_resident, Problem, verify
+#include "warp_specialized.cu"  // the lesson: the batch, consume_batch, the kernels, launch_batch_grid, Problem
 
 #include <stdexcept>
 #include <string>
@@ -195,7 +198,8 @@ struct TimelineRun {
 
 // One run of the 2-buffer raw-mbarrier ring on `problem` (its max_blocks too) with blocks
 // 0 .. max_recorded - 1 recording their first max_iterations batches; poisoned, launched,
-// synchronised and compared like every row.
+// synchronised and compared like every row. On the resident grid, not the lesson's: a block of
+// four batches would show its ring turning twice, not its steady state.
 TimelineRun record_mbarrier_ring(Problem& problem, std::uint32_t max_recorded, std::uint32_t max_iterations) {
   constexpr auto kernel = recorded_mbarrier_kernel<kTimelineStages>;
   course::timeline::Recording recording(max_recorded, max_iterations);
@@ -242,18 +246,41 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
   log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
 }
 
-// ---- The variant table: the lesson's Variant, launched by the lesson's launch_resident ---------
+// ---- The variant table: the lesson's Variant, launched by the lesson's launch_batch_grid ------
+
+/// [resident]
+// The lesson's launch before the batch grid: as many blocks as fit on the GPU at once, never
+// more than batches or max_blocks (if not 0); each block loops over batches k, k + gridDim.x, ...
+template <auto kKernel>
+void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
+                     unsigned max_blocks) {
+  static const std::size_t resident = [] {  // asked once per kernel: --bench would time the queries
+    int device = 0, num_sms = 0, blocks_per_sm = 0;
+    COURSE_CHECK(cudaGetDevice(&device));
+    COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+    COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
+    return static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  }();
+  std::size_t grid = resident;
+  if (max_blocks != 0 && max_blocks < grid) grid = max_blocks;
+  if (num_batches < grid) grid = num_batches;
+  kKernel<<<static_cast<unsigned>(grid), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
+  COURSE_CHECK_LAUNCH();
+}
+/// [resident]
 
 const Variant kVariants[] = {
-    {"pipeline_1stage", "partitioned cuda::pipeline, 1 buffer", &launch_resident<pipeline_kernel<1>>},
-    {"pipeline_2stage", "partitioned cuda::pipeline, 2 buffers (the lesson's)", &launch_resident<pipeline_kernel<2>>},
-    {"pipeline_3stage", "partitioned cuda::pipeline, 3 buffers", &launch_resident<pipeline_kernel<3>>},
-    {"pipeline_4stage", "partitioned cuda::pipeline, 4 buffers", &launch_resident<pipeline_kernel<4>>},
-    {"mbarrier_1stage", "raw mbarriers full_bar/empty_bar, 1 buffer", &launch_resident<mbarrier_kernel<1>>},
+    {"pipeline_1stage", "partitioned cuda::pipeline, 1 buffer", &launch_batch_grid<pipeline_kernel<1>>},
+    {"pipeline_2stage", "partitioned cuda::pipeline, 2 buffers (the lesson's)", &launch_batch_grid<pipeline_kernel<2>>},
+    {"pipeline_3stage", "partitioned cuda::pipeline, 3 buffers", &launch_batch_grid<pipeline_kernel<3>>},
+    {"pipeline_4stage", "partitioned cuda::pipeline, 4 buffers", &launch_batch_grid<pipeline_kernel<4>>},
+    {"mbarrier_1stage", "raw mbarriers full_bar/empty_bar, 1 buffer", &launch_batch_grid<mbarrier_kernel<1>>},
     {"mbarrier_2stage", "raw mbarriers full_bar/empty_bar, 2 buffers (the lesson's)",
+     &launch_batch_grid<mbarrier_kernel<2>>},
+    {"mbarrier_3stage", "raw mbarriers full_bar/empty_bar, 3 buffers", &launch_batch_grid<mbarrier_kernel<3>>},
+    {"mbarrier_4stage", "raw mbarriers full_bar/empty_bar, 4 buffers", &launch_batch_grid<mbarrier_kernel<4>>},
+    {"mbarrier_2stage_resident", "mbarrier_2stage on a resident grid: blocks loop over batches k, k + grid, ...",
      &launch_resident<mbarrier_kernel<2>>},
-    {"mbarrier_3stage", "raw mbarriers full_bar/empty_bar, 3 buffers", &launch_resident<mbarrier_kernel<3>>},
-    {"mbarrier_4stage", "raw mbarriers full_bar/empty_bar, 4 buffers", &launch_resident<mbarrier_kernel<4>>},
 };
 
 // ---- run(): verify every row, then time the correct ones ------------------------------------
@@ -282,7 +309,8 @@ course::ChapterInfo chapter_info() {
   info.title = "05 warp_specialized lab: 1 to 4 buffers in the ring";
   info.explanation =
       "The lesson's two kernels, the partitioned cuda::pipeline and the raw full/empty mbarriers, with a\n"
-      "ring of 1, 2, 3 and 4 buffers of 8 KiB per block (the lesson has 2).";
+      "ring of 1, 2, 3 and 4 buffers of 8 KiB per block (the lesson has 2), and the raw ring of 2 on a\n"
+      "resident grid whose blocks loop over the batches.";
   info.host_model = print_lab_model;
   info.timeline = write_timeline;
   info.timeline_variant = kTimelineVariant;

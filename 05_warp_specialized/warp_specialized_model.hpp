@@ -9,6 +9,7 @@
 // step by step on host models of the mbarriers (course/mbarrier_model.hpp) with the cursors
 // the kernels keep (course/stage_cursor.hpp): it finds a wrong count or parity as the first
 // wait that can never return, and records the order in which batches are filled and taken.
+// And the launch rule, chapter 01's batch grid.
 // Host code only (producer_chunk() is __host__ __device__ under nvcc): warp_specialized.cu
 // includes it, warp_specialized_test.cu checks it on the CPU.
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#producer-consumer-pattern-through-warp-specialization
@@ -18,11 +19,26 @@
 #include <cstdint>
 #include <functional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "course/mbarrier_model.hpp"
 #include "course/stage_cursor.hpp"
+
+/// [grid]
+// The launch rule of chapters 01-05, as chapter 01 introduces it: one block for every
+// `batches_per_block` batches (the last block takes what is left), at most `max_blocks` blocks when
+// a caller caps the grid (0: no cap). Throws, naming the rule, for a block of no batches or a grid
+// past gridDim.x's limit.
+inline unsigned batch_grid(std::size_t num_batches, int batches_per_block, unsigned max_blocks = 0) {
+  if (batches_per_block < 1) throw std::invalid_argument("batch_grid: a block takes at least one batch");
+  std::size_t grid = (num_batches + batches_per_block - 1) / batches_per_block;
+  if (max_blocks != 0 && max_blocks < grid) grid = max_blocks;
+  if (grid > 0x7fffffffu) throw std::invalid_argument("batch_grid: gridDim.x is at most 2^31 - 1 blocks");
+  return static_cast<unsigned>(grid);
+}
+/// [grid]
 
 // producer_chunk() is called by the producer lanes too; a plain host function without nvcc.
 #ifdef __CUDACC__

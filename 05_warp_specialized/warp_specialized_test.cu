@@ -1,8 +1,8 @@
 // Tests for 05_warp_specialized: the ring of buffers run on host models of its barriers (order,
 // depth, parities, and the arrival counts and parity that deadlock it), the producer's copy plan
 // against the guide's, what each kernel of the lesson and the lab compiles to, every variant of
-// the lesson and every row of the lab bit-exact on the GPU, and a broken kernel stopped by a
-// bounded wait.
+// the lesson and every row of the lab bit-exact on the GPU, a broken kernel stopped by a
+// bounded wait; the grid rule on the CPU, and the grids the launchers start, read back from the GPU.
 #include "warp_specialized_lab.cu"  // the lab, which brings the lesson and the model
 
 #include <gtest/gtest.h>
@@ -154,7 +154,7 @@ TEST(HostWarpSpecialized, SizeMustBeWholeBatches) {
 }
 
 TEST(HostWarpSpecialized, TheLabRunsBothKernelsWithOneToFourBuffers) {
-  ASSERT_EQ(std::size(lab::kVariants), 8u);
+  ASSERT_EQ(std::size(lab::kVariants), 9u) << "eight rings and the resident grid";
   for (const char* kernel : {"pipeline", "mbarrier"}) {
     for (int stages = 1; stages <= 4; ++stages) {
       const std::string name = std::string(kernel) + "_" + std::to_string(stages) + "stage";
@@ -163,6 +163,49 @@ TEST(HostWarpSpecialized, TheLabRunsBothKernelsWithOneToFourBuffers) {
                 1)
           << name;
     }
+  }
+}
+
+TEST(HostWarpSpecialized, TheLabKeepsTheResidentGridAsOneRowOfTheLessonsMbarrierRing) {
+  int found = 0;
+  for (const Variant& v : lab::kVariants) {
+    if (std::string(v.name) != "mbarrier_2stage_resident") continue;
+    ++found;
+    EXPECT_EQ(v.launch, &lab::launch_resident<lab::mbarrier_kernel<kStages>>);
+  }
+  EXPECT_EQ(found, 1);
+}
+
+// ---- The grid rule (chapter 01's) ------------------------------------------------------------
+
+TEST(HostWarpSpecializedGrid, OneBlockPerFourBatchesTheLastTakesWhatIsLeft) {
+  EXPECT_EQ(kBatchesPerBlock, 4);
+  EXPECT_GT(kBatchesPerBlock, kStages) << "a block of the lesson's grid goes round its ring more than once";
+  EXPECT_EQ(batch_grid(1, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(4, kBatchesPerBlock), 1u);
+  EXPECT_EQ(batch_grid(5, kBatchesPerBlock), 2u) << "a fifth batch needs a second block";
+  EXPECT_EQ(batch_grid(2003, kBatchesPerBlock), 501u);
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock), 2502u);
+  EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 32768u) << "1 GiB of 8 KiB batches";
+  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 1), 1u) << "max_blocks = 1: one block takes every batch";
+  EXPECT_EQ(batch_grid(333, kBatchesPerBlock, 7), 7u);
+  EXPECT_EQ(batch_grid(5, kBatchesPerBlock, 100), 2u) << "a cap above the rule changes nothing";
+  EXPECT_THROW(batch_grid(10, 0), std::invalid_argument);
+  EXPECT_THROW(batch_grid(std::size_t{1} << 33, 1), std::invalid_argument);
+}
+
+// Block b takes batches b, b + grid, ... (the kernels' loops): every batch once, no block idle.
+TEST(HostWarpSpecializedGrid, EveryBatchHasABlockAndEveryBlockABatch) {
+  for (std::size_t num_batches = 1; num_batches <= 70; ++num_batches) {
+    const unsigned grid = batch_grid(num_batches, kBatchesPerBlock);
+    std::vector<int> taken(num_batches, 0);
+    for (unsigned block = 0; block < grid; ++block) {
+      int mine = 0;
+      for (std::size_t batch = block; batch < num_batches; batch += grid, ++mine) ++taken[batch];
+      EXPECT_GE(mine, 1) << num_batches << " batches: block " << block << " has none";
+      EXPECT_LE(mine, kBatchesPerBlock) << num_batches << " batches: block " << block;
+    }
+    EXPECT_EQ(std::count(taken.begin(), taken.end(), 1), static_cast<long>(num_batches)) << num_batches;
   }
 }
 
@@ -388,7 +431,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // can be stuck. The buffers are never freed: the death test's child process ends right after.
 void launch_wrong_full_count() {
   auto* problem = new Problem(2, 1);
-  launch_resident<wrong_full_count_kernel>(problem->gmem_in.data(), problem->gmem_out.data(), problem->num_batches, 1);
+  launch_batch_grid<wrong_full_count_kernel>(problem->gmem_in.data(), problem->gmem_out.data(), problem->num_batches, 1);
 }
 
 class Sm80_WarpSpecializedDeathTest : public course::GpuTest {
@@ -401,6 +444,40 @@ TEST_F(Sm80_WarpSpecializedDeathTest, WrongFullCountIsDiagnosedNotHung) {
                                "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
 }
 
+
+// The launchers' grids, read back from the device: the lesson's has batch_grid's blocks, capped
+// by max_blocks; the lab's resident one every SM's resident blocks.
+__global__ void grid_probe_kernel(const std::uint32_t*, std::uint32_t* gmem_out, std::size_t) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) gmem_out[0] = gridDim.x;
+}
+
+std::uint32_t grid_of(Launch launch, std::size_t num_batches, unsigned max_blocks) {
+  course::DeviceBuffer<std::uint32_t> gmem_grid(1);
+  launch(nullptr, gmem_grid.data(), num_batches, max_blocks);
+  COURSE_CHECK(cudaDeviceSynchronize());
+  std::uint32_t grid = 0;
+  COURSE_CHECK(cudaMemcpy(&grid, gmem_grid.data(), sizeof grid, cudaMemcpyDeviceToHost));
+  return grid;
+}
+
+class Sm80_WarpSpecializedGrid : public course::GpuTest {
+ protected:
+  Sm80_WarpSpecializedGrid() : GpuTest(chapter_info().requirement) {}
+};
+
+TEST_F(Sm80_WarpSpecializedGrid, TheLessonLaunchesTheBatchGridTheResidentRowFillsTheGpu) {
+  for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
+    EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, num_batches, 0), batch_grid(num_batches, kBatchesPerBlock))
+        << num_batches << " batches";
+  }
+  EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, 10007, 3), 3u) << "max_blocks caps the grid";
+  int blocks_per_sm = 0;
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, grid_probe_kernel, kBlockThreads, 0));
+  const std::size_t resident = static_cast<std::size_t>(device().sm_count) * blocks_per_sm;
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 10 * resident, 0), resident);
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 3, 0), 3u);
+  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 10 * resident, 2), 2u);
+}
 
 // ---- The timeline (--timeline): the recorded ring is right, and so are its events -----------
 
