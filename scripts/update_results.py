@@ -23,7 +23,9 @@ directly followed by the number it stands for,
 is the ratio of the row `in_order_4_stages` of the program `tma_1d`. PROGRAM is a program of the
 page's chapter (LESSONS or LAB of its CMakeLists.txt: the lesson, a further lesson, the lab),
 VARIANT one of that report's rows (cudaMemcpy_d2d is the baseline), FIELD one of ratio, gbps and
-median_ms, written as the results table writes them. The script replaces the number after each
+median_ms, written as the results table writes them, or speedup_over_OTHER: the median time of the
+row OTHER of the same report divided by this row's (how many times faster this row ran), with two
+decimals. The script replaces the number after each
 marker. Both GitHub and Doxygen hide the comment; Doxygen drops the white space after a comment,
 which is why the number follows the marker and no closing comment follows the number. A marker
 that names a program outside the chapter, a variant its report lacks, an unknown field, or that
@@ -56,6 +58,8 @@ VALUE = re.compile(r"<!-- value:([A-Za-z0-9_]+):([A-Za-z0-9_]+):([A-Za-z0-9_]+) 
 VALUE_START = re.compile(r"<!--\s*/?\s*value\b")  # anything that looks like a marker, well formed or not
 # The field a marker names, and the column of the report it comes from.
 FIELDS = {"ratio": "ratio_to_memcpy", "gbps": "gbps", "median_ms": "median_ms"}
+# FIELD speedup_over_OTHER: how many times faster the row is than the row OTHER of the same report.
+SPEEDUP, SPEEDUP_FORMAT = "speedup_over_", "{:.2f}"
 CMAKE_KEYWORDS = ("LESSONS", "LAB", "MIN_ARCH", "PTX_ARCHS", "LIBRARIES")
 
 
@@ -168,8 +172,12 @@ def fill_values(text, page, programs, rows_of):
             program, variant, field, old = match.groups()
             marker = match.group(0)[: len(match.group(0)) - len(old or "")]
             problem = None
-            if field not in FIELDS:
-                problem = f"unknown field '{field}' (one of {', '.join(FIELDS)})"
+            other = field[len(SPEEDUP):] if field.startswith(SPEEDUP) else None
+            if field not in FIELDS and not other:
+                problem = f"unknown field '{field}' (one of {', '.join(FIELDS)}, {SPEEDUP}VARIANT)"
+            elif other and program in rows_of and other not in rows_of[program]:
+                problem = (f"the report of {program} has no variant '{other}' to compare with "
+                           f"(its variants: {', '.join(rows_of[program])})")
             elif program not in programs:
                 problem = f"'{program}' is not a program of this chapter (its programs: {', '.join(sorted(programs)) or 'none'})"
             elif program in rows_of and variant not in rows_of[program]:
@@ -183,7 +191,11 @@ def fill_values(text, page, programs, rows_of):
             if program not in rows_of:
                 kept.append(f"{where}: {marker}{old}")
                 return match.group(0)
-            value = formatted(rows_of[program][variant], FIELDS[field])
+            if other:  # how many times faster than the other row: its time over this row's
+                value = SPEEDUP_FORMAT.format(float(rows_of[program][other]["median_ms"]) /
+                                              float(rows_of[program][variant]["median_ms"]))
+            else:
+                value = formatted(rows_of[program][variant], FIELDS[field])
             if value != old:
                 changes.append(f"{where}: {marker} says {old}, the run gives {value}")
             return marker + value
@@ -202,6 +214,27 @@ def ncu_runs(metrics_file):
     return runs
 
 
+# Nsight Compute scales a metric's unit to its value (byte, Kbyte, Mbyte, ...; nsecond, usecond,
+# ...), so two runs, or two kernels of one run, may report the same metric in different units.
+NCU_SCALES = {}
+for _base, _prefixes in (("byte", ("", "K", "M", "G", "T")), ("second", ("n", "u", "m", ""))):
+    for _i, _prefix in enumerate(_prefixes):
+        NCU_SCALES[_prefix + _base] = (_base, 1000.0 ** _i)
+NCU_SCALES.update({"nsecond": ("second", 1.0), "usecond": ("second", 1e3), "msecond": ("second", 1e6),
+                   "second": ("second", 1e9), "ns": ("second", 1.0), "us": ("second", 1e3),
+                   "ms": ("second", 1e6), "s": ("second", 1e9)})
+
+
+def in_unit(value, unit, wanted, name):
+    """`value` given in `unit`, expressed in `wanted` (both of one kind, e.g. Gbyte and Mbyte)."""
+    if unit == wanted:
+        return value
+    have, want = NCU_SCALES.get(unit), NCU_SCALES.get(wanted)
+    if have is None or want is None or have[0] != want[0]:
+        raise ValueError(f"{name} is reported in {wanted!r} and in {unit!r}, which do not convert")
+    return value * have[1] / want[1]
+
+
 def read_ncu_log(path):
     """Returns {metric: (unit, value summed over the profiled kernels)}; ValueError if there is none."""
     values = {}
@@ -210,9 +243,9 @@ def read_ncu_log(path):
         if match:
             name, unit, number = match.group(1), match.group(2) or "", float(match.group(3).replace(",", ""))
             old_unit, old = values.get(name, (unit, 0.0))
-            if old_unit != unit:
-                raise ValueError(f"{name} is reported in {old_unit!r} and in {unit!r}")
-            values[name] = (unit, old + number)
+            if old_unit != unit:  # ncu picks a unit per kernel: sum in the first kernel's unit
+                number = in_unit(number, unit, old_unit, name)
+            values[name] = (old_unit, old + number)
     if not values:
         raise ValueError("no metric values (ncu failed or the run skipped; see the log)")
     return values
@@ -226,7 +259,9 @@ def ncu_block(runs, logs):
     for args, values in zip(runs, logs):
         cells = []
         for name in columns:
-            value = values.get(name, (None, None))[1]
+            unit, value = values.get(name, (None, None))
+            if value is not None:  # in the column's unit, the first run's
+                value = in_unit(value, unit, logs[0][name][0], name)
             cells.append("-" if value is None else f"{value:,.0f}" if value == int(value) else f"{value:,.2f}")
         lines.append(f"| `{args}` | " + " | ".join(cells) + " |")
     lines += ["", "Written by `scripts/update_results.py <dir>` from the `ncu_<chapter>_<n>.log` files of "

@@ -109,6 +109,18 @@ class UpdateResults(unittest.TestCase):
     def test_a_marker_at_the_start_of_a_line_is_an_error(self):
         self.assert_refused("It reaches\n<!-- value:demo:fast:ratio -->0.99 here.", "starts with a value marker", line=7)
 
+    def test_a_speedup_is_the_other_rows_time_over_this_rows(self):
+        self.readme.write_text(page("fast runs <!-- value:demo:fast:speedup_over_slow -->9.99 times as fast as slow."))
+        result = self.run_script()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("speedup_over_slow -->2.00 times", self.readme.read_text())  # 1.5 ms / 0.7512 ms
+
+    def test_a_speedup_over_an_unknown_row_is_an_error(self):
+        self.readme.write_text(page("x <!-- value:demo:fast:speedup_over_nothing -->1.00"))
+        result = self.run_script()
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("no variant 'nothing' to compare with", result.stdout + result.stderr)
+
     def test_values_of_a_program_without_a_report_are_kept(self):
         (self.results / "bench_01_demo.demo_lab.csv").write_text(
             HEADER + "# status=skipped\n# reason=needs a demo GPU\n")
@@ -118,6 +130,30 @@ class UpdateResults(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("Lab: <!-- value:demo_lab:fast_s1:ratio -->0.01, lesson <!-- value:demo:fast:ratio -->0.99.",
                       self.readme.read_text())
+
+
+class NcuUnits(unittest.TestCase):
+    """Nsight Compute scales units per value; a column of the ncu table must still hold one unit."""
+
+    def setUp(self):
+        sys.path.insert(0, str(SCRIPT.parent))
+        import update_results  # noqa: E402  (the script, imported for its functions)
+        self.module = update_results
+
+    def test_values_are_converted_to_the_columns_unit(self):
+        self.assertEqual(self.module.in_unit(8.59, "Gbyte", "Mbyte", "bytes"), 8590.0)
+        self.assertEqual(self.module.in_unit(1.35, "ms", "us", "time"), 1350.0)
+        self.assertEqual(self.module.in_unit(2.5, "usecond", "nsecond", "time"), 2500.0)
+
+    def test_a_row_in_another_unit_is_shown_in_the_first_rows_unit(self):
+        logs = [{"t.sum": ("us", 372.0)}, {"t.sum": ("ms", 1.35)}]
+        lines = self.module.ncu_block(["a", "b"], logs)
+        self.assertIn("(us)", lines[0])
+        self.assertIn("| `b` | 1,350 |", lines[3])
+
+    def test_units_of_different_kinds_are_refused(self):
+        with self.assertRaises(ValueError):
+            self.module.in_unit(1.0, "Mbyte", "us", "mixed")
 
 
 if __name__ == "__main__":
