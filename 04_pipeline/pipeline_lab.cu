@@ -365,25 +365,14 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
   using namespace course::timeline;
   Problem problem(opts.size_bytes / kBatchBytes);
   const TimelineRun run = record_cuda_pipeline(problem, kDefaultBlocks, kDefaultIterations);
-  if (!run.result.ok()) {
-    throw std::runtime_error("timeline: the recorded pipeline's output is wrong: " + run.result.summary() + "\n" +
-                             run.result.first);
-  }
-  Header header;
-  header.program = "pipeline_lab";
-  header.variant = kTimelineVariant;
-  header.size_bytes = opts.size_bytes;
-  header.device = course::describe(course::query_device());
-  header.toolkit = toolkit_line();
-  header.date = utc_now();
+  Header header = header_of_run("pipeline_lab", kTimelineVariant, opts.size_bytes);
   header.notes = {"block-scope cuda::pipeline of " + std::to_string(kTimelineStages) + " stages x 8 KiB (LDGSTS), " +
                       std::to_string(run.grid) + " blocks of " + std::to_string(kBlockThreads) + " threads, one per SM",
                   "recorded: blocks 0-" + std::to_string(kDefaultBlocks - 1) + ", their first " +
                       std::to_string(kDefaultIterations) +
                       " batches, all events by thread 0 (every thread produces and consumes)",
                   "issue = thread 0's producer_acquire returned; release = its consumer_release"};
-  write_csv_file(opts.timeline, header, run.events);
-  log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
+  write_checked(opts.timeline, log, run.result, header, run.events, "pipeline");
 }
 
 // ---- run(): verify every row, then time the correct ones ----------------------------------

@@ -223,17 +223,7 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
   using namespace course::timeline;
   Problem problem(opts.size_bytes / kBatchBytes);
   const TimelineRun run = record_mbarrier_ring(problem, kDefaultBlocks, kDefaultIterations);
-  if (!run.result.ok()) {
-    throw std::runtime_error("timeline: the recorded ring's output is wrong: " + run.result.summary() + "\n" +
-                             run.result.first);
-  }
-  Header header;
-  header.program = "warp_specialized_lab";
-  header.variant = kTimelineVariant;
-  header.size_bytes = opts.size_bytes;
-  header.device = course::describe(course::query_device());
-  header.toolkit = toolkit_line();
-  header.date = utc_now();
+  Header header = header_of_run("warp_specialized_lab", kTimelineVariant, opts.size_bytes);
   header.notes = {"ring of " + std::to_string(kTimelineStages) +
                       " buffers x 8 KiB, raw full/empty mbarriers, 1 producer warp (LDGSTS) + 4 consumer warps; " +
                       std::to_string(run.grid) + " blocks of " + std::to_string(kBlockThreads) + " threads",
@@ -242,8 +232,7 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
                       "land, consume, release by consumer thread 0",
                   "release = consumer warp 1's arrival on empty_bar; the buffer is free once all 4 consumer warps "
                   "arrived"};
-  write_csv_file(opts.timeline, header, run.events);
-  log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
+  write_checked(opts.timeline, log, run.result, header, run.events, "ring");
 }
 
 // ---- The variant table: the lesson's Variant, launched by the lesson's launch_batch_grid ------

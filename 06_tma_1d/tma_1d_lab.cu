@@ -320,24 +320,13 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
   using namespace course::timeline;
   Problem problem(opts.size_bytes / sizeof(std::uint32_t));
   const TimelineRun run = record_in_order_ring(problem, kDefaultBlocks, kDefaultIterations);
-  if (!run.result.ok()) {
-    throw std::runtime_error("timeline: the recorded ring's output is wrong: " + run.result.summary() + "\n" +
-                             run.result.first);
-  }
-  Header header;
-  header.program = "tma_1d_lab";
-  header.variant = kTimelineVariant;
-  header.size_bytes = opts.size_bytes;
-  header.device = course::describe(course::query_device());
-  header.toolkit = toolkit_line();
-  header.date = utc_now();
+  Header header = header_of_run("tma_1d_lab", kTimelineVariant, opts.size_bytes);
   header.notes = {"ring of " + std::to_string(kStages) + " stages x 32 KiB, tiles taken in order from a global counter; " +
                       std::to_string(run.grid) + " blocks of " + std::to_string(kBlockThreads) + " threads",
                   "recorded: blocks 0-" + std::to_string(kDefaultBlocks - 1) + ", their first " +
                       std::to_string(kDefaultIterations) + " tiles, all events by the elected leader thread",
                   "release = the leader's bulk store has read the stage (cp.async.bulk.wait_group.read)"};
-  write_csv_file(opts.timeline, header, run.events);
-  log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
+  write_checked(opts.timeline, log, run.result, header, run.events, "ring");
 }
 
 // ---- The variant table and run() ------------------------------------------------------------

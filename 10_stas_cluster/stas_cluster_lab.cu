@@ -203,17 +203,7 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
   Problem problem({static_cast<unsigned>(limits.resident_clusters), kClusterBlocks,
                    static_cast<std::uint32_t>(opts.size_bytes / kMessageBytes)});
   const TimelineRun run = record_stas_ring(problem, kDefaultBlocks, kDefaultIterations);
-  if (!run.result.ok()) {
-    throw std::runtime_error("timeline: the recorded ring's output is wrong: " + run.result.summary() + "\n" +
-                             run.result.first);
-  }
-  Header header;
-  header.program = "stas_cluster_lab";
-  header.variant = kTimelineVariant;
-  header.size_bytes = opts.size_bytes;
-  header.device = course::describe(course::query_device());
-  header.toolkit = toolkit_line();
-  header.date = utc_now();
+  Header header = header_of_run("stas_cluster_lab", kTimelineVariant, opts.size_bytes);
   header.notes = {"rings of " + std::to_string(kClusterBlocks) + " blocks (one cluster each), " +
                       std::to_string(kTimelineStages) + " buffers of " + std::to_string(kMessageBytes / 1024) +
                       " KiB per block, st.async into the right neighbour; " +
@@ -226,8 +216,7 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
   header.role_names[0] = "sender";
   header.role_names[1] = "receiver";
   header.peer = "ring " + std::to_string(kClusterBlocks);
-  write_csv_file(opts.timeline, header, run.events);
-  log << "timeline: " << run.events.size() << " events written to " << opts.timeline << '\n';
+  write_checked(opts.timeline, log, run.result, header, run.events, "ring");
 }
 
 // ---- The rows ---------------------------------------------------------------------------------

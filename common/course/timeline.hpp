@@ -36,6 +36,8 @@
 
 #include "course/buffer.hpp"
 #include "course/cli.hpp"
+#include "course/compare.hpp"
+#include "course/device.hpp"
 
 namespace course::timeline {
 
@@ -233,6 +235,19 @@ inline void write_csv(std::ostream& out, const Header& header, const std::vector
   }
 }
 
+/// The header of a run of @p program that recorded @p variant at @p size_bytes: this GPU, the
+/// toolkit that built the caller, the time now. The lab adds its notes (and role names, peer).
+inline Header header_of_run(const std::string& program, const std::string& variant, std::size_t size_bytes) {
+  Header header;
+  header.program = program;
+  header.variant = variant;
+  header.size_bytes = size_bytes;
+  header.device = describe(query_device());
+  header.toolkit = toolkit_line();
+  header.date = utc_now();
+  return header;
+}
+
 /// write_csv() into the file @p path; throws std::runtime_error naming the file if it cannot be written.
 inline void write_csv_file(const std::string& path, const Header& header, const std::vector<Event>& events) {
   std::ofstream file(path);
@@ -240,6 +255,18 @@ inline void write_csv_file(const std::string& path, const Header& header, const 
   write_csv(file, header, events);
   file.close();
   if (!file) throw std::runtime_error("--timeline: writing '" + shown(path) + "' failed");
+}
+
+/// --timeline's last step in every lab: refuses a recording whose kernel computed a wrong output
+/// (@p what names it, e.g. "ring"), else writes the CSV to @p path and says so on @p log.
+inline void write_checked(const std::string& path, std::ostream& log, const Comparison& result, const Header& header,
+                          const std::vector<Event>& events, const std::string& what) {
+  if (!result.ok()) {
+    throw std::runtime_error("timeline: the recorded " + what + "'s output is wrong: " + result.summary() + "\n" +
+                             result.first);
+  }
+  write_csv_file(path, header, events);
+  log << "timeline: " << events.size() << " events written to " << path << '\n';
 }
 
 }  // namespace course::timeline
