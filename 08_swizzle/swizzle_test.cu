@@ -676,8 +676,9 @@ TEST_F(HostCodegen, EveryTmaKernelMovesTilesWithTensorCopies) {
 }
 
 // The transposes read and write shared memory 16 bytes at a time (what the bank model counts), and
-// the quad's rotation must not push it into local memory: the only frame is the 16-byte WaitSite
-// the bounded wait hands to its diagnosis; v[k ^ rotation] would add 64 bytes.
+// the quad's rotation must not push it into local memory: v[k ^ rotation] would put the quad's
+// 64 bytes there. (The bounded wait hands its site to the diagnosis by value, so it needs no
+// frame either; the bound of 16 bytes leaves room for a small one, not for the quad.)
 TEST_F(HostCodegen, TheQuadTransposeMovesSixteenBytesPerAccess) {
   std::vector<std::pair<const char*, std::string>> kernels;
   for (const char* name : kLessonTmaKernels) kernels.emplace_back(name, lesson(name));
