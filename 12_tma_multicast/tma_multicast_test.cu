@@ -25,6 +25,7 @@
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
 namespace lab {
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+void PrintTo(const BroadcastRow& row, std::ostream* out) { *out << row.name; }
 }  // namespace lab
 
 namespace {
