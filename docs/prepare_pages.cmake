@@ -76,6 +76,11 @@ foreach(index RANGE ${last})
   string(REGEX REPLACE "\\[([^]\n]*)\\]\\(#([A-Za-z0-9_]+)\\)" "@ref \\2 \"\\1\"" body "${body}")
   # A link to a page of docs/ (../docs/name.md): its label is the file's name.
   string(REGEX REPLACE "\\[([^]\n]*)\\]\\(\\.\\./docs/([a-z0-9_]+)\\.md\\)" "@ref \\2 \"\\1\"" body "${body}")
+  # A heading with a code span: Doxygen 1.9 shows the span's <tt> tags as text in the table of
+  # contents, so on the site a heading keeps the words and drops the backquotes.
+  foreach(pass RANGE 3)
+    string(REGEX REPLACE "\n(#+ [^\n`]*)`([^`\n]*)`" "\n\\1\\2" body "${body}")
+  endforeach()
   # Bold text (**...**): Doxygen 1.9 leaves the asterisks where the span holds code, quotes or a
   # line break; HTML tags it always renders. Code inside becomes <code>.
   string(REGEX MATCHALL "\\*\\*[^*]+\\*\\*" bolds "${body}")

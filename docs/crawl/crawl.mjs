@@ -6,7 +6,8 @@
 //   - links to pages or anchors that do not exist,
 //   - console errors and uncaught exceptions,
 //   - images that do not load,
-//   - Markdown or Doxygen markup left in the rendered text (**, @snippet, @ref, \ref, {#, [TOC]),
+//   - Markdown or Doxygen markup left in the rendered text (**, @snippet, @ref, \ref, {#, [TOC],
+//     HTML tags shown as text, e.g. <tt> in a table of contents),
 //   - external links, listed, and any that is not a well-formed https:// address.
 // Writes screenshots of the main page and of one chapter page at desktop and phone widths into
 // the output folder (default: the site's parent folder) and crawl.json with the counts. Exits 1
@@ -57,7 +58,7 @@ page.on("pageerror", (error) => consoleErrors.push(`${current}: ${error.message}
 const failedRequests = new Set();  // addresses the server answered with an error
 page.on("response", (response) => { if (response.status() >= 400) failedRequests.add(response.url()); });
 
-const LEAKS = [/\*\*\S/, /@snippet\b/, /@ref\b/, /\\ref\b/, /\{#[a-z0-9_]+\}/, /\[TOC\]/];
+const LEAKS = [/\*\*\S/, /@snippet\b/, /@ref\b/, /\\ref\b/, /\{#[a-z0-9_]+\}/, /\[TOC\]/, /<\/?(?:tt|code)>/];
 const queue = ["index.html"];
 const seen = new Set(queue);
 const ids = new Map();          // page -> Set of element ids and anchor names
