@@ -24,6 +24,7 @@ SVG that is missing or differs from its drawing. --root is the repository (defau
 holding this script). Python 3, standard library only.
 """
 import argparse
+import html
 import shutil
 import sys
 from pathlib import Path
@@ -94,7 +95,7 @@ def peer_of(meta):
 
 
 def esc(text):
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return html.escape(text, quote=False).replace('"', "&quot;")  # apostrophes stay as they are
 
 
 def nice_step(span_us):

@@ -41,6 +41,7 @@ script).
 """
 import argparse
 import csv
+import html
 import re
 import sys
 from pathlib import Path
@@ -220,9 +221,8 @@ NCU_SCALES = {}
 for _base, _prefixes in (("byte", ("", "K", "M", "G", "T")), ("second", ("n", "u", "m", ""))):
     for _i, _prefix in enumerate(_prefixes):
         NCU_SCALES[_prefix + _base] = (_base, 1000.0 ** _i)
-NCU_SCALES.update({"nsecond": ("second", 1.0), "usecond": ("second", 1e3), "msecond": ("second", 1e6),
-                   "second": ("second", 1e9), "ns": ("second", 1.0), "us": ("second", 1e3),
-                   "ms": ("second", 1e6), "s": ("second", 1e9)})
+NCU_SCALES.update({short: NCU_SCALES[long] for short, long in
+                   (("ns", "nsecond"), ("us", "usecond"), ("ms", "msecond"), ("s", "second"))})
 
 
 def in_unit(value, unit, wanted, name):
@@ -275,7 +275,7 @@ def bar_chart(title, bars, note):
     scale = bar_w / max(1.1, max((ratio for _, ratio, _ in bars), default=1.0))
     height = top + row_h * len(bars) + 40
     colours = {"lesson": "#76b900", "lab": "#4f8fc0", "library": "#b07cc6"}
-    esc = lambda t: t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    esc = lambda t: html.escape(t, quote=False)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 70}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
            f'<text x="8" y="20" font-size="14" font-weight="bold">{esc(title)}</text>',
