@@ -151,6 +151,21 @@ class NcuUnits(unittest.TestCase):
         self.assertIn("(us)", lines[0])
         self.assertIn("| `b` | 1,350 |", lines[3])
 
+    def test_every_pair_of_units_of_one_kind_converts_both_ways_and_no_pair_across_kinds_does(self):
+        units = self.module.NCU_SCALES
+        for have, (kind_have, _) in units.items():
+            for want, (kind_want, _) in units.items():
+                if kind_have == kind_want:
+                    there = self.module.in_unit(3.5, have, want, "m")
+                    self.assertAlmostEqual(self.module.in_unit(there, want, have, "m"), 3.5, msg=f"{have} -> {want}")
+                else:
+                    with self.assertRaises(ValueError, msg=f"{have} -> {want}"):
+                        self.module.in_unit(1.0, have, want, "m")
+        self.assertEqual(self.module.in_unit(1.0, "Tbyte", "byte", "m"), 1e12)
+        self.assertEqual(self.module.in_unit(1.0, "s", "ns", "m"), 1e9)
+        with self.assertRaises(ValueError):
+            self.module.in_unit(1.0, "furlong", "Mbyte", "m")  # a unit ncu never prints
+
     def test_units_of_different_kinds_are_refused(self):
         with self.assertRaises(ValueError):
             self.module.in_unit(1.0, "Mbyte", "us", "mixed")
