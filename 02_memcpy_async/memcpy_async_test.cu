@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "course/codegen.hpp"
+#include "course/grid_probe.cuh"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
@@ -783,29 +784,16 @@ TEST_F(Sm80_FewBlocks, EveryBatchKernelRunsManyBatchesPerBlock) {
 
 // The launchers' grids, read back from the device: the lesson's has batch_grid's blocks, the
 // lab's resident one every SM's resident blocks (or one per batch when there are fewer).
-__global__ void grid_probe_kernel(const std::uint32_t*, std::uint32_t* gmem_out, std::size_t) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) gmem_out[0] = gridDim.x;
-}
-
-std::uint32_t grid_of(Launch launch, std::size_t num_batches) {
-  course::DeviceBuffer<std::uint32_t> gmem_grid(1);
-  launch(nullptr, gmem_grid.data(), num_batches);
-  COURSE_CHECK(cudaDeviceSynchronize());
-  std::uint32_t grid = 0;
-  COURSE_CHECK(cudaMemcpy(&grid, gmem_grid.data(), sizeof grid, cudaMemcpyDeviceToHost));
-  return grid;
-}
-
 TEST_F(Sm80_FewBlocks, TheLessonLaunchesTheBatchGridTheResidentRowFillsTheGpu) {
   for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
-    EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, num_batches), batch_grid(num_batches, kBatchesPerBlock))
+    EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel>, num_batches), batch_grid(num_batches, kBatchesPerBlock))
         << num_batches << " batches";
   }
   int blocks_per_sm = 0;
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, grid_probe_kernel, kBlockThreads, 0));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, course::grid_probe_kernel, kBlockThreads, 0));
   const std::size_t resident = static_cast<std::size_t>(device().sm_count) * blocks_per_sm;
-  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 10 * resident), resident);
-  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 3), 3u);
+  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel>, 10 * resident), resident);
+  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel>, 3), 3u);
 }
 
 TEST_F(Sm80_FewBlocks, EveryStencilKernelRunsManyTilesPerBlock) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "course/codegen.hpp"
+#include "course/grid_probe.cuh"
 #include "course/testing.hpp"
 
 namespace {
@@ -432,19 +433,6 @@ INSTANTIATE_TEST_SUITE_P(Lab, Sm80_Pipeline, ::testing::ValuesIn(lab_cases()), k
 
 // The launchers' grids, read back from the device: the lesson's has batch_grid's blocks, capped
 // by max_blocks; the lab's resident one has one block per SM.
-__global__ void grid_probe_kernel(const std::uint32_t*, std::uint32_t* gmem_out, std::size_t) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) gmem_out[0] = gridDim.x;
-}
-
-std::uint32_t grid_of(Launch launch, std::size_t num_batches, unsigned max_blocks) {
-  course::DeviceBuffer<std::uint32_t> gmem_grid(1);
-  launch(nullptr, gmem_grid.data(), num_batches, max_blocks);
-  COURSE_CHECK(cudaDeviceSynchronize());
-  std::uint32_t grid = 0;
-  COURSE_CHECK(cudaMemcpy(&grid, gmem_grid.data(), sizeof grid, cudaMemcpyDeviceToHost));
-  return grid;
-}
-
 class Sm80_PipelineGrid : public course::GpuTest {
  protected:
   Sm80_PipelineGrid() : GpuTest(chapter_info().requirement) {}
@@ -452,14 +440,14 @@ class Sm80_PipelineGrid : public course::GpuTest {
 
 TEST_F(Sm80_PipelineGrid, TheLessonLaunchesTheBatchGridTheResidentRowOneBlockPerSm) {
   for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
-    EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, num_batches, 0), batch_grid(num_batches, kBatchesPerBlock))
+    EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel>, num_batches, 0), batch_grid(num_batches, kBatchesPerBlock))
         << num_batches << " batches";
   }
-  EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, 10007, 3), 3u) << "max_blocks caps the grid";
+  EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel>, 10007, 3), 3u) << "max_blocks caps the grid";
   const unsigned num_sms = static_cast<unsigned>(device().sm_count);
-  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel, kStages>, 10007, 0), num_sms);
-  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel, kStages>, 3, 0), 3u);
-  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel, kStages>, 10007, 2), 2u);
+  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel, kStages>, 10007, 0), num_sms);
+  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel, kStages>, 3, 0), 3u);
+  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel, kStages>, 10007, 2), 2u);
 }
 
 // ---- A broken pipeline is diagnosed, not hung -------------------------------------------

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "course/codegen.hpp"
+#include "course/grid_probe.cuh"
 #include "course/testing.hpp"
 
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
@@ -447,19 +448,6 @@ TEST_F(Sm80_WarpSpecializedDeathTest, WrongFullCountIsDiagnosedNotHung) {
 
 // The launchers' grids, read back from the device: the lesson's has batch_grid's blocks, capped
 // by max_blocks; the lab's resident one every SM's resident blocks.
-__global__ void grid_probe_kernel(const std::uint32_t*, std::uint32_t* gmem_out, std::size_t) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) gmem_out[0] = gridDim.x;
-}
-
-std::uint32_t grid_of(Launch launch, std::size_t num_batches, unsigned max_blocks) {
-  course::DeviceBuffer<std::uint32_t> gmem_grid(1);
-  launch(nullptr, gmem_grid.data(), num_batches, max_blocks);
-  COURSE_CHECK(cudaDeviceSynchronize());
-  std::uint32_t grid = 0;
-  COURSE_CHECK(cudaMemcpy(&grid, gmem_grid.data(), sizeof grid, cudaMemcpyDeviceToHost));
-  return grid;
-}
-
 class Sm80_WarpSpecializedGrid : public course::GpuTest {
  protected:
   Sm80_WarpSpecializedGrid() : GpuTest(chapter_info().requirement) {}
@@ -467,16 +455,16 @@ class Sm80_WarpSpecializedGrid : public course::GpuTest {
 
 TEST_F(Sm80_WarpSpecializedGrid, TheLessonLaunchesTheBatchGridTheResidentRowFillsTheGpu) {
   for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
-    EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, num_batches, 0), batch_grid(num_batches, kBatchesPerBlock))
+    EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel>, num_batches, 0), batch_grid(num_batches, kBatchesPerBlock))
         << num_batches << " batches";
   }
-  EXPECT_EQ(grid_of(&launch_batch_grid<grid_probe_kernel>, 10007, 3), 3u) << "max_blocks caps the grid";
+  EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel>, 10007, 3), 3u) << "max_blocks caps the grid";
   int blocks_per_sm = 0;
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, grid_probe_kernel, kBlockThreads, 0));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, course::grid_probe_kernel, kBlockThreads, 0));
   const std::size_t resident = static_cast<std::size_t>(device().sm_count) * blocks_per_sm;
-  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 10 * resident, 0), resident);
-  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 3, 0), 3u);
-  EXPECT_EQ(grid_of(&lab::launch_resident<grid_probe_kernel>, 10 * resident, 2), 2u);
+  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel>, 10 * resident, 0), resident);
+  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel>, 3, 0), 3u);
+  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel>, 10 * resident, 2), 2u);
 }
 
 // ---- The timeline (--timeline): the recorded ring is right, and so are its events -----------
