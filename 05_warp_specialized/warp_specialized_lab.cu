@@ -9,6 +9,8 @@
 // The rows run on the lesson's grid (four batches per block), except mbarrier_2stage_resident:
 // the lesson's mbarrier kernel on the grid the lesson had before it took chapter 01's batch grid,
 // as many blocks as fit at once, each looping over batches k, k + grid, ... for the whole input.
+// mbarrier_2stage_all_arrive is the lesson's mbarrier ring with every consumer thread arriving on
+// empty_bar instead of one lane per warp after __syncwarp (what racecheck makes of each: the page).
 // Every row is verified bit for bit before it is timed, as in the lesson.
 // --timeline=FILE runs mbarrier_2stage once more, on the resident grid so that a block's ring turns
 // many times, with per-stage events recorded (the producer's issues, the consumers' land, consume,
@@ -110,6 +112,49 @@ __global__ void __launch_bounds__(kBlockThreads)
     consume_batches<kStages>(smem_batches, gmem_out, full_bar, empty_bar, num_batches, threadIdx.x - kProducerThreads);
   }
 }
+
+// ---- Every consumer thread arrives: the release without __syncwarp ----------------------------
+
+/// [all_arrive]
+// mbarrier_kernel<2> with one change: empty_bar expects kConsumerThreads arrivals and every consumer
+// thread arrives for itself after its own reads, so no lane speaks for its warp and no __syncwarp
+// stands between the reads and the release. The row that tells whether racecheck's report on the
+// raw ring (one arrival per warp) is about that hand-off: compare the two under the tool.
+__device__ void consume_batches_all_arrive(const std::uint32_t* smem_batches, std::uint32_t* gmem_out,
+                                              std::uint64_t* full_bar, std::uint64_t* empty_bar,
+                                              std::size_t num_batches, int consumer_idx) {
+  constexpr int kRingStages = 2;
+  course::StageCursor<kRingStages> cursor;
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
+    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems, consumer_idx);
+    (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // this thread's reads are done (release)
+  }
+}
+
+__global__ void __launch_bounds__(kBlockThreads)
+    all_arrive_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
+                         std::size_t num_batches) {
+  constexpr int kRingStages = 2;
+  __shared__ alignas(16) std::uint32_t smem_batches[kRingStages * kBatchElems];
+  __shared__ alignas(8) std::uint64_t full_bar[kRingStages];
+  __shared__ alignas(8) std::uint64_t empty_bar[kRingStages];
+  if (threadIdx.x == 0) {
+    for (int stage = 0; stage < kRingStages; ++stage) {
+      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});       // one per producer lane
+      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kConsumerThreads});  // one per consumer thread
+    }
+  }
+  __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
+
+  if (threadIdx.x / kWarpThreads == 0) {
+    produce_batches<kRingStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
+  } else {
+    consume_batches_all_arrive(smem_batches, gmem_out, full_bar, empty_bar, num_batches,
+                                  threadIdx.x - kProducerThreads);
+  }
+}
+/// [all_arrive]
 
 // ---- Timeline: the raw-mbarrier ring with its events recorded (--timeline=FILE) ------------------
 
@@ -270,6 +315,8 @@ const Variant kVariants[] = {
     {"mbarrier_4stage", "raw mbarriers full_bar/empty_bar, 4 buffers", &launch_batch_grid<mbarrier_kernel<4>>},
     {"mbarrier_2stage_resident", "mbarrier_2stage on a resident grid: blocks loop over batches k, k + grid, ...",
      &launch_resident<mbarrier_kernel<2>>},
+    {"mbarrier_2stage_all_arrive", "mbarrier_2stage with every consumer thread arriving on empty_bar (no __syncwarp)",
+     &launch_batch_grid<all_arrive_kernel>},
 };
 
 // ---- run(): verify every row, then time the correct ones ------------------------------------

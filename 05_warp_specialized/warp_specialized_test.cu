@@ -155,7 +155,7 @@ TEST(HostWarpSpecialized, SizeMustBeWholeBatches) {
 }
 
 TEST(HostWarpSpecialized, TheLabRunsBothKernelsWithOneToFourBuffers) {
-  ASSERT_EQ(std::size(lab::kVariants), 9u) << "eight rings and the resident grid";
+  ASSERT_EQ(std::size(lab::kVariants), 10u) << "eight rings, the resident grid and every consumer arriving";
   for (const char* kernel : {"pipeline", "mbarrier"}) {
     for (int stages = 1; stages <= 4; ++stages) {
       const std::string name = std::string(kernel) + "_" + std::to_string(stages) + "stage";
@@ -175,6 +175,17 @@ TEST(HostWarpSpecialized, TheLabKeepsTheResidentGridAsOneRowOfTheLessonsMbarrier
     EXPECT_EQ(v.launch, &lab::launch_resident<lab::mbarrier_kernel<kStages>>);
   }
   EXPECT_EQ(found, 1);
+}
+
+TEST(HostWarpSpecialized, TheLabKeepsARowWhereEveryConsumerThreadReleases) {
+  int found = 0;
+  for (const Variant& v : lab::kVariants) {
+    if (std::string(v.name) != "mbarrier_2stage_all_arrive") continue;
+    ++found;
+    EXPECT_EQ(v.launch, &launch_batch_grid<lab::all_arrive_kernel>) << "the lesson's grid, as its mbarrier row";
+  }
+  EXPECT_EQ(found, 1);
+  EXPECT_EQ(kConsumerThreads, kConsumerWarps * kWarpThreads) << "empty_bar's count in that row";
 }
 
 // ---- The grid rule (chapter 01's) ------------------------------------------------------------
