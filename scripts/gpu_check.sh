@@ -7,15 +7,17 @@
 #   --chapters=LIST  comma-separated chapter folders (default: all); only these are built,
 #                    tested, benched, sanitized and profiled
 #   --steps=LIST     comma-separated subset of tests,bench,timelines,sanitizer,ncu,exercises
-#                    (default: all)
+#                    (default: all); repeat alone (with --repeat=N) runs only the repetitions
 #   --arch=LIST      COURSE_CUDA_ARCHITECTURES for the build, e.g. 90-real (default: the
 #                    project's default list); a check run on one GPU needs only its own
 #   --tools=LIST     comma-separated subset of memcheck,racecheck,synccheck,initcheck for the
 #                    sanitizer step (default: all four)
 #   --sanitizer-runs=N  runs each sanitizer N times per program (default 3); a program whose
 #                    result differs between runs fails the step
-#   --repeat=N       after the tests step, runs every GPU test up to N times more (step "repeat",
-#                    ctest --repeat until-fail:N); one failure in any repetition fails the step
+#   --repeat=N       after the tests step, runs the GPU tests N times more inside their test programs
+#                    (step "repeat", scripts/repeat_gpu_tests.py: --gtest_repeat=N, four programs at
+#                    a time; the tests that wait out a bound on purpose run once, in the tests step);
+#                    one failure in any repetition fails the step
 #   --programs=LIST  comma-separated program keys (the chapter for its main lesson, chapter.program
 #                    for the others, e.g. 07_tma_2d,07_tma_2d.tma_2d_lab): the bench and
 #                    sanitizer steps run only these (default: every program of the chapters)
@@ -69,8 +71,9 @@ for arg in "$@"; do
 done
 [[ -n $outdir ]] || usage
 for step in ${only_steps//,/ }; do
-  [[ $step =~ ^(tests|bench|timelines|sanitizer|ncu|exercises)$ ]] || { echo "--steps: '$step' is not one of tests, bench, timelines, sanitizer, ncu, exercises" >&2; exit 2; }
+  [[ $step =~ ^(tests|bench|timelines|sanitizer|ncu|exercises|repeat)$ ]] || { echo "--steps: '$step' is not one of tests, bench, timelines, sanitizer, ncu, exercises, repeat" >&2; exit 2; }
 done
+if [[ ,$only_steps, == *,repeat,* ]] && ((repeat == 0)); then echo "--steps=repeat needs --repeat=N" >&2; exit 2; fi
 wanted() { [[ ,$only_steps, == *,$1,* ]]; }  # wanted STEP
 mkdir -p "$outdir" && outdir=$(cd "$outdir" && pwd) || exit 2
 rm -f "$outdir"/bench_* "$outdir"/sanitizer_* "$outdir"/ncu_* "$outdir"/timeline_*  # nothing stale from an earlier run
@@ -220,13 +223,13 @@ fi
 
 # b2. repetitions of the GPU tests
 if ((repeat > 0)); then
-  label_args=(-L gpu)
-  [[ -n $only_chapters ]] && label_args=(-L gpu -L "^($(IFS='|'; echo "${chapters[*]}"))\$")
-  ctest --test-dir "$build" -j4 --no-tests=error ${label_args[@]+"${label_args[@]}"} --repeat "until-fail:$repeat" \
-    --output-on-failure >"$outdir/repeat.log" 2>&1
+  label_args=()
+  [[ -n $only_chapters ]] && label_args=(--label "^($(IFS='|'; echo "${chapters[*]}"))\$")
+  python3 scripts/repeat_gpu_tests.py "$build" "$repeat" --jobs=4 ${label_args[@]+"${label_args[@]}"} \
+    --log="$outdir/repeat.log" >"$outdir/repeat.out" 2>&1
   repeat_rc=$?
-  repeat_line=$(grep -E 'tests passed|tests failed' "$outdir/repeat.log" | tail -n1)
-  record repeat "$([[ $repeat_rc == 0 ]] && echo pass || echo fail)" "GPU tests, each up to $repeat times until a failure: ${repeat_line:-no summary}"
+  repeat_line=$(grep -E '^repeat: ' "$outdir/repeat.out" | tail -n1)
+  record repeat "$([[ $repeat_rc == 0 ]] && echo pass || echo fail)" "${repeat_line:-no summary: see repeat.out}"
 fi
 
 # b3. the exercises, both ways (starters fail, solutions pass)
