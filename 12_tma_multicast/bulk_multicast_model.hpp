@@ -1,0 +1,313 @@
+// 12_tma_multicast, the model of the second lesson (bulk_multicast.cu): the lab's broadcast stream
+// moved with the 1D bulk copy instead of a tensor map. The panel, its pattern, its fold and the
+// reference are the lab's (tma_multicast_model.hpp, Part 5); what is new here is who copies which
+// bytes of a tile (slices are byte ranges, multiples of 16 bytes), what a panel that ends inside a
+// tile does to them (a 1D copy has no out-of-bounds fill: the slices are clipped, some to nothing),
+// the ctaMask, the two counts every stage barrier starts with, the L2 traffic, and the cluster's
+// protocol run on the CPU in random orders: with the release done right, and done the way a ring
+// without multicast does it (each block releasing only itself), which races or deadlocks.
+// bulk_multicast.cu includes this header; bulk_multicast_test.cu checks it on the CPU.
+// PTX: cp.async.bulk (.multicast::cluster, ctaMask)
+//   https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async-bulk
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <ostream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "course/mbarrier_model.hpp"
+#include "tma_multicast_model.hpp"  // Part 5: the panel of 16 KiB tiles, panel_value, broadcast_reference
+
+// ==== The problem: the lab's panel, at 16-byte granularity ====================================
+
+constexpr std::uint32_t kBulkGranuleBytes = 16;  // cp.async.bulk: size and both addresses, multiples of 16 bytes
+constexpr std::uint32_t kMaxPanelBytes = 256u << 20;  // the lab's limit: the panel is meant to stay in the L2
+constexpr int kMaxBulkBlocks = 1 << 14;               // 64 MiB of output: the reference is computed on the CPU
+
+struct BulkShape {
+  int blocks;                 // blocks that write a 4 KiB row of the output (the grid rounds up to whole clusters)
+  std::uint32_t panel_bytes;  // whole 16-byte units; the last 16 KiB tile may be partial
+};
+
+inline std::optional<std::string> broken_bulk_rule(const BulkShape& s) {
+  if (s.blocks < 1 || s.blocks > kMaxBulkBlocks) return "the stream has 1 to 2^14 blocks (64 MiB of output)";
+  if (s.panel_bytes < kBulkGranuleBytes || s.panel_bytes > kMaxPanelBytes) return "the panel has 16 bytes to 256 MiB";
+  if (s.panel_bytes % kBulkGranuleBytes != 0) {
+    return "the panel is a whole number of 16-byte units: cp.async.bulk copies multiples of 16 bytes between "
+           "16-byte-aligned addresses, and a 1D copy fills nothing past the end";
+  }
+  return std::nullopt;
+}
+inline BulkShape checked(const BulkShape& s) {
+  if (std::optional<std::string> broken = broken_bulk_rule(s)) throw std::invalid_argument(*broken);
+  return s;
+}
+
+TMA_MULTICAST_HOST_DEVICE constexpr int bulk_panel_tiles(std::uint32_t panel_bytes) {
+  return static_cast<int>((panel_bytes + kPanelTileBytes - 1) / kPanelTileBytes);
+}
+// The bytes of tile `tile` that exist: 16 KiB, or less for the panel's last tile.
+TMA_MULTICAST_HOST_DEVICE constexpr std::uint32_t bulk_tile_bytes(std::uint32_t panel_bytes, int tile) {
+  const std::uint32_t left = panel_bytes - static_cast<std::uint32_t>(tile) * kPanelTileBytes;
+  return left < kPanelTileBytes ? left : kPanelTileBytes;
+}
+
+// ==== The cluster plan ========================================================================
+
+/// [bulk_model]
+// A cluster of `blocks` blocks along x (rank = x). With multicast each tile is cut into one slice
+// per block, a byte range; block x copies slice x into the same offset of every block's stage.
+// Without multicast every block copies the whole tile into its own stage.
+struct BulkCluster {
+  int blocks;
+  bool multicast;
+};
+
+// How many blocks copy a part of each tile, and how many copies land in each block: the same number.
+TMA_MULTICAST_HOST_DEVICE constexpr int bulk_sharers(const BulkCluster& c) { return c.multicast ? c.blocks : 1; }
+TMA_MULTICAST_HOST_DEVICE constexpr std::uint32_t bulk_slice_bytes(const BulkCluster& c) {
+  return kPanelTileBytes / static_cast<std::uint32_t>(bulk_sharers(c));
+}
+// Where block x's slice starts in the tile: in the panel, and in every stage it lands in.
+TMA_MULTICAST_HOST_DEVICE constexpr std::uint32_t bulk_slice_offset(const BulkCluster& c, int x) {
+  return c.multicast ? static_cast<std::uint32_t>(x) * bulk_slice_bytes(c) : 0u;
+}
+// What block x copies of a tile of `tile_bytes`: its slice, clipped at the tile's end (0: nothing).
+TMA_MULTICAST_HOST_DEVICE constexpr std::uint32_t bulk_copy_bytes(const BulkCluster& c, int x, std::uint32_t tile_bytes) {
+  const std::uint32_t first = bulk_slice_offset(c, x);
+  if (first >= tile_bytes) return 0u;
+  return tile_bytes - first < bulk_slice_bytes(c) ? tile_bytes - first : bulk_slice_bytes(c);
+}
+// ctaMask of block x's copy (bit r = rank r): the whole cluster, or only itself.
+TMA_MULTICAST_HOST_DEVICE constexpr std::uint16_t bulk_mask(const BulkCluster& c, int x) {
+  return static_cast<std::uint16_t>(c.multicast ? (1u << c.blocks) - 1u : 1u << x);
+}
+// The blocks whose copies land in block x, each of which its consumers must release: with multicast
+// every block of the cluster (i = 0 .. blocks - 1), itself included; without, only itself.
+TMA_MULTICAST_HOST_DEVICE constexpr int bulk_release_target(const BulkCluster& c, int x, int i) {
+  return c.multicast ? i : x;
+}
+// One arrival per consumer warp of every block that block x writes into.
+TMA_MULTICAST_HOST_DEVICE constexpr int bulk_empty_arrivals(const BulkCluster& c) {
+  return bulk_sharers(c) * kConsumerWarps;
+}
+
+// What a kernel is compiled for: the cluster and what its barriers and releases are built from.
+template <int kBlocks, bool kMulticast>
+struct BulkPlan {
+  static constexpr BulkCluster kCluster{kBlocks, kMulticast};
+  static constexpr int kEmptyArrivals = bulk_empty_arrivals(kCluster);
+  static constexpr int kReleaseTargets = bulk_sharers(kCluster);  // one signalling lane per target
+  TMA_MULTICAST_HOST_DEVICE static constexpr int release_target(int x, int i) {
+    constexpr BulkCluster c = kCluster;  // a copy: device code cannot refer to the static member itself
+    return bulk_release_target(c, x, i);
+  }
+  TMA_MULTICAST_HOST_DEVICE static constexpr std::uint16_t multicast_mask(int x) {
+    constexpr BulkCluster c = kCluster;
+    return bulk_mask(c, x);
+  }
+  static_assert(kBlocks >= 1 && kBlocks <= 8, "8 blocks is the portable maximum cluster size");
+  static_assert(kPanelTileBytes % kBlocks == 0 && bulk_slice_bytes(kCluster) % kBulkGranuleBytes == 0,
+                "every slice is a whole number of 16-byte units, so every copy starts 16-byte aligned");
+  static_assert(kReleaseTargets <= 32, "one lane of a consumer warp per block to release");
+};
+/// [bulk_model]
+
+// ==== What the loads ask of the L2 ============================================================
+
+inline std::uint64_t bulk_grid_blocks(const BulkCluster& c, const BulkShape& s) {
+  return std::uint64_t((s.blocks + c.blocks - 1) / c.blocks) * c.blocks;
+}
+// Every block receives the whole panel, whatever the cluster.
+inline std::uint64_t bulk_landed_bytes(const BulkCluster& c, const BulkShape& s) {
+  return bulk_grid_blocks(c, s) * s.panel_bytes;
+}
+// Each byte of the panel is copied once per group of blocks that share it.
+inline std::uint64_t bulk_l2_request_bytes(const BulkCluster& c, const BulkShape& s) {
+  return bulk_grid_blocks(c, s) / bulk_sharers(c) * s.panel_bytes;
+}
+
+inline void print_bulk_plan(std::ostream& out, const char* name, const BulkCluster& c) {
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "  %s: cluster of %d, block 0 copies bytes [0, %u) of each %u KiB tile to %s; full expects the "
+                "tile's bytes from %d cop%s; empty expects %d x %d = %d; it asks the L2 for %.1f%% of what lands "
+                "in it\n",
+                name, c.blocks, bulk_slice_bytes(c), kPanelTileBytes / 1024,
+                mask_bits(ClusterShape{c.blocks, 1, c.multicast}, bulk_mask(c, 0)).c_str(), bulk_sharers(c),
+                bulk_sharers(c) == 1 ? "y" : "ies", bulk_sharers(c), kConsumerWarps, bulk_empty_arrivals(c),
+                100.0 / bulk_sharers(c));
+  out << line;
+}
+
+// ==== The cluster's protocol, run step by step ================================================
+//
+// One cluster; per block one producer and `warps` consumer warps (Part 4's agents and steps). The
+// copies (one per destination) and the remote arrivals travel on their own and land when the
+// scheduler picks them. Reported: a stage read before all of its tile's bytes landed, a copy that
+// overwrites a stage before every consumer warp of that block read it, something reaching an exited
+// block, or a deadlock.
+
+enum class BulkBroken {
+  none,
+  releases_only_itself,          // consumers arrive only on their own block's empty; it counts the cluster's warps
+  releases_only_itself_counted,  // ...and the empty barrier counts only its own warps: a ring without multicast
+  expects_own_slice_only,        // full expects the bytes this block copies, not the whole tile
+  no_final_cluster_sync,
+};
+
+// One random interleaving (seeded) over tiles of the given byte counts; "" when nothing broke.
+inline std::string simulate_bulk_cluster(const BulkCluster& c, int stages, const std::vector<std::uint32_t>& tile_bytes,
+                                         BulkBroken broken, int warps, unsigned seed) {
+  const int n = c.blocks, tiles = static_cast<int>(tile_bytes.size()), rounds = (tiles + stages - 1) / stages;
+  const bool only_itself =
+      broken == BulkBroken::releases_only_itself || broken == BulkBroken::releases_only_itself_counted;
+  const int empty_count = broken == BulkBroken::releases_only_itself_counted ? warps : bulk_sharers(c) * warps;
+  const bool final_sync = broken != BulkBroken::no_final_cluster_sync;
+  const std::vector<ProtocolOp> producer_ops = agent_program(true, tiles, final_sync);
+  const std::vector<ProtocolOp> consumer_ops = agent_program(false, tiles, final_sync);
+  struct Block {
+    std::vector<course::MbarrierModel> full, empty;
+    std::vector<std::vector<std::uint32_t>> landed;  // [stage][round]: bytes landed
+    std::vector<std::vector<int>> readers;           // [stage][round]: consumer warps that read it
+    int agents_left = 0;
+  };
+  struct Agent {
+    int block = 0;
+    bool producer = false;
+    std::size_t pc = 0;
+    bool exited = false;
+    int arrivals_in_flight = 0;
+  };
+  struct InFlight {
+    bool copy;  // a copy into one destination, or a remote arrival on its empty barrier
+    int from_agent, from_block, to_block, stage, round;
+    std::uint32_t bytes;
+  };
+  std::vector<Block> blocks(n);
+  for (Block& b : blocks) {
+    b.full.resize(stages);
+    b.empty.resize(stages);
+    for (course::MbarrierModel& m : b.full) m.init(1);
+    for (course::MbarrierModel& m : b.empty) m.init(empty_count);
+    b.landed.assign(stages, std::vector<std::uint32_t>(rounds, 0));
+    b.readers.assign(stages, std::vector<int>(rounds, 0));
+    b.agents_left = 1 + warps;
+  }
+  std::vector<Agent> agents(n * (1 + warps));
+  for (std::size_t i = 0; i < agents.size(); ++i) {
+    agents[i].block = static_cast<int>(i) / (1 + warps);
+    agents[i].producer = i % (1 + warps) == 0;
+  }
+  std::vector<InFlight> flight;
+  int cluster_arrivals = 0;
+  std::mt19937 random(seed);
+  auto name = [](int b) { return "block " + std::to_string(b); };
+  for (;;) {
+    std::vector<int> choices;  // i < agents.size(): agent i's next step; else an event in flight
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+      const Agent& a = agents[i];
+      if (a.exited) continue;
+      const ProtocolOp& op = (a.producer ? producer_ops : consumer_ops)[a.pc];
+      const int stage = op.k_tile % stages;
+      const unsigned parity = (op.k_tile / stages) & 1u;
+      bool possible = true;
+      if (op.step == Step::wait_empty) possible = blocks[a.block].empty[stage].phase_done(parity ^ 1u);
+      if (op.step == Step::wait_full) possible = blocks[a.block].full[stage].phase_done(parity);
+      if (op.step == Step::cluster_arrive) possible = a.arrivals_in_flight == 0;
+      if (op.step == Step::cluster_wait) possible = cluster_arrivals == static_cast<int>(agents.size());
+      if (possible) choices.push_back(static_cast<int>(i));
+    }
+    for (std::size_t f = 0; f < flight.size(); ++f) choices.push_back(static_cast<int>(agents.size() + f));
+    if (choices.empty()) {
+      for (const Agent& a : agents) {
+        if (!a.exited) {
+          return "deadlock: " + name(a.block) + (a.producer ? "'s producer" : "'s consumer") + " waits forever at step " +
+                 std::to_string(a.pc);
+        }
+      }
+      return "";
+    }
+    const int pick = choices[std::uniform_int_distribution<std::size_t>(0, choices.size() - 1)(random)];
+    if (pick >= static_cast<int>(agents.size())) {  // an event lands
+      const InFlight e = flight[pick - agents.size()];
+      flight.erase(flight.begin() + (pick - static_cast<int>(agents.size())));
+      Block& to = blocks[e.to_block];
+      if (to.agents_left == 0) {
+        return std::string(e.copy ? "a copy" : "a remote arrival") + " from " + name(e.from_block) + " reached " +
+               name(e.to_block) + " after it exited";
+      }
+      if (e.copy) {
+        if (e.round > 0 && to.readers[e.stage][e.round - 1] < warps) {
+          return name(e.from_block) + " overwrote stage " + std::to_string(e.stage) + " of " + name(e.to_block) +
+                 " before all its consumer warps had read it";
+        }
+        to.landed[e.stage][e.round] += e.bytes;
+        to.full[e.stage].complete_tx(static_cast<int>(e.bytes));
+      } else {
+        to.empty[e.stage].arrive();
+        --agents[e.from_agent].arrivals_in_flight;
+      }
+      continue;
+    }
+    Agent& a = agents[pick];
+    const ProtocolOp op = (a.producer ? producer_ops : consumer_ops)[a.pc++];
+    const int stage = op.k_tile % stages, round = op.k_tile / stages, x = a.block;
+    const std::uint32_t bytes = tile_bytes[op.k_tile];  // the cluster steps and exit carry tile 0
+    Block& blk = blocks[x];
+    switch (op.step) {
+      case Step::expect_tx:
+        blk.full[stage].expect_tx(static_cast<int>(
+            broken == BulkBroken::expects_own_slice_only ? bulk_copy_bytes(c, x, bytes) : bytes));
+        blk.full[stage].arrive();
+        break;
+      case Step::issue:
+        if (bulk_copy_bytes(c, x, bytes) == 0) break;  // the slice lies past the panel's end
+        for (int r = 0; r < n; ++r) {
+          if (bulk_mask(c, x) >> r & 1u) flight.push_back({true, pick, x, r, stage, round, bulk_copy_bytes(c, x, bytes)});
+        }
+        break;
+      case Step::read:
+        if (blk.landed[stage][round] < bytes) {
+          return name(x) + "'s consumers read stage " + std::to_string(stage) + " (tile " + std::to_string(op.k_tile) +
+                 ") before all of its bytes had landed";
+        }
+        ++blk.readers[stage][round];
+        break;
+      case Step::release:
+        for (int i = 0; i < (only_itself ? 1 : bulk_sharers(c)); ++i) {
+          flight.push_back({false, pick, x, only_itself ? x : bulk_release_target(c, x, i), stage, round, 0u});
+          ++a.arrivals_in_flight;
+        }
+        break;
+      case Step::cluster_arrive: ++cluster_arrivals; break;
+      case Step::exit:
+        a.exited = true;
+        if (--blk.agents_left == 0) {
+          for (const InFlight& f : flight) {
+            if (f.copy && f.from_block == x) {
+              return name(x) + " exited while its copy to " + name(f.to_block) + " was still on the way";
+            }
+          }
+        }
+        break;
+      default: break;  // the waits: their condition was checked above
+    }
+  }
+}
+
+// The first problem any of `runs` random interleavings (two consumer warps per block) runs into, or "".
+inline std::string first_bulk_problem(const BulkCluster& c, int stages, const std::vector<std::uint32_t>& tile_bytes,
+                                      BulkBroken broken, int runs = 300) {
+  for (int seed = 1; seed <= runs; ++seed) {
+    const std::string problem = simulate_bulk_cluster(c, stages, tile_bytes, broken, 2, static_cast<unsigned>(seed));
+    if (!problem.empty()) return problem;
+  }
+  return "";
+}

@@ -1,0 +1,512 @@
+// Tests for 12_tma_multicast's second lesson, multicast without a tensor map (bulk_multicast.cu):
+// its model on the CPU (slices as byte ranges, clipped at the panel's end; masks; whom each block's
+// consumers release; the two barrier counts; the traffic, the same as the lab's broadcast rows; the
+// cluster's protocol with the release done right and done as a ring without multicast does it), the
+// shape and command-line rules, the variant table, what every kernel compiles to (PTX for
+// compute_90a and, where cuobjdump can read it, sm_90a machine code), every variant bit-exact on
+// the GPU with panels that are and are not whole slices, and a release that covers only its own
+// block diagnosed by the bounded wait instead of hanging.
+#include "bulk_multicast.cu"
+
+#include <gtest/gtest.h>
+
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "course/codegen.hpp"
+#include "course/testing.hpp"
+
+void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Every cluster a BulkPlan accepts, with and without multicast.
+std::vector<BulkCluster> clusters() {
+  std::vector<BulkCluster> all;
+  for (int n : {1, 2, 4, 8}) {
+    all.push_back({n, true});
+    all.push_back({n, false});
+  }
+  return all;
+}
+std::string name(const BulkCluster& c) { return std::to_string(c.blocks) + (c.multicast ? " multicast" : " unicast"); }
+
+// Tile sizes to try: whole, one granule, inside a slice of every cluster, on a slice boundary.
+const std::uint32_t kTileSizes[] = {kPanelTileBytes, 16, 48, 912, 2048, 4096, 5008, 8192, 12288 + 16, 16368};
+
+// ---- The plan ---------------------------------------------------------------------------------
+
+// A whole tile is cut into one slice per sharer, byte ranges that cover it exactly once, each
+// starting and ending on a 16-byte boundary (the copy's rule for size and both addresses).
+TEST(HostBulkPlan, SlicesCutEachTileIntoSixteenByteRangesCoveringItOnce) {
+  for (const BulkCluster& c : clusters()) {
+    for (std::uint32_t tile_bytes : kTileSizes) {
+      std::vector<int> covered(tile_bytes / kBulkGranuleBytes, 0);
+      for (int x = 0; x < bulk_sharers(c); ++x) {
+        const std::uint32_t first = bulk_slice_offset(c, x), bytes = bulk_copy_bytes(c, x, tile_bytes);
+        EXPECT_EQ(first % kBulkGranuleBytes, 0u) << name(c);
+        EXPECT_EQ(bytes % kBulkGranuleBytes, 0u) << name(c) << ", tile of " << tile_bytes;
+        EXPECT_LE(bytes, bulk_slice_bytes(c)) << name(c);
+        for (std::uint32_t b = first; b < first + bytes; b += kBulkGranuleBytes) ++covered[b / kBulkGranuleBytes];
+      }
+      EXPECT_EQ(covered, std::vector<int>(tile_bytes / kBulkGranuleBytes, 1)) << name(c) << ", tile of " << tile_bytes;
+    }
+  }
+}
+
+TEST(HostBulkPlan, APartialTileClipsTheSlicesSomeToNothing) {
+  const BulkCluster four{4, true};
+  EXPECT_EQ(bulk_slice_bytes(four), 4096u);
+  EXPECT_EQ(bulk_copy_bytes(four, 0, 5008), 4096u);
+  EXPECT_EQ(bulk_copy_bytes(four, 1, 5008), 912u);
+  EXPECT_EQ(bulk_copy_bytes(four, 2, 5008), 0u) << "past the end: nothing to copy";
+  EXPECT_EQ(bulk_copy_bytes(four, 3, 5008), 0u);
+  const BulkCluster eight{8, true};
+  EXPECT_EQ(bulk_copy_bytes(eight, 0, 16), 16u);
+  for (int x = 1; x < 8; ++x) EXPECT_EQ(bulk_copy_bytes(eight, x, 16), 0u) << "block " << x;
+  EXPECT_EQ(bulk_copy_bytes({1, false}, 0, 5008), 5008u);
+  EXPECT_EQ(bulk_copy_bytes({4, false}, 3, 5008), 5008u) << "without multicast every block copies the whole tile";
+}
+
+TEST(HostBulkPlan, TilesOfAPanelThatEndsInsideATile) {
+  const std::uint32_t panel = 3 * kPanelTileBytes + 5008;
+  EXPECT_EQ(bulk_panel_tiles(panel), 4);
+  EXPECT_EQ(bulk_tile_bytes(panel, 0), kPanelTileBytes);
+  EXPECT_EQ(bulk_tile_bytes(panel, 2), kPanelTileBytes);
+  EXPECT_EQ(bulk_tile_bytes(panel, 3), 5008u);
+  EXPECT_EQ(bulk_panel_tiles(kPanelTileBytes), 1);
+  EXPECT_EQ(bulk_panel_tiles(16), 1);
+  EXPECT_EQ(bulk_panel_tiles(kPanelTiles * kPanelTileBytes), kPanelTiles);
+}
+
+TEST(HostBulkPlan, MasksNameTheWholeClusterOrOnlyTheBlockItself) {
+  EXPECT_EQ(bulk_mask({2, true}, 1), 0b11);
+  EXPECT_EQ(bulk_mask({4, true}, 2), 0b1111);
+  EXPECT_EQ(bulk_mask({8, true}, 7), 0xff);
+  EXPECT_EQ(bulk_mask({4, false}, 2), 0b0100);
+  for (const BulkCluster& c : clusters()) {
+    for (int x = 0; x < c.blocks; ++x) {
+      EXPECT_EQ(bulk_mask(c, x) >> c.blocks, 0) << name(c) << ": a bit beyond the cluster";
+      EXPECT_TRUE(bulk_mask(c, x) >> x & 1u) << name(c) << ": a block receives its own slice";
+    }
+  }
+}
+
+// Per destination: the copies that land in block r (all senders whose mask names r) add up to the
+// tile, which is what its full barrier expects, whoever sent them.
+TEST(HostBulkPlan, EachFullBarrierReceivesTheWholeTileFromEverySender) {
+  for (const BulkCluster& c : clusters()) {
+    for (std::uint32_t tile_bytes : kTileSizes) {
+      for (int r = 0; r < c.blocks; ++r) {
+        std::uint32_t landed = 0;
+        int senders = 0;
+        for (int x = 0; x < c.blocks; ++x) {
+          if (bulk_mask(c, x) >> r & 1u) {
+            landed += bulk_copy_bytes(c, x, tile_bytes);
+            ++senders;
+          }
+        }
+        EXPECT_EQ(landed, tile_bytes) << name(c) << ", block " << r << ", tile of " << tile_bytes;
+        EXPECT_EQ(senders, bulk_sharers(c)) << name(c) << ": n complete-tx per tile with multicast, one without";
+      }
+    }
+  }
+}
+
+// The consumers of block x release exactly the blocks whose copies land in x, each once, and each
+// empty barrier counts exactly the arrivals it receives: n x warps with multicast, its own warps without.
+TEST(HostBulkPlan, EveryWriterIsReleasedOnceAndEveryEmptyBarrierCountsItsArrivals) {
+  for (const BulkCluster& c : clusters()) {
+    std::vector<int> received(c.blocks, 0);
+    for (int x = 0; x < c.blocks; ++x) {
+      std::multiset<int> targets;
+      for (int i = 0; i < bulk_sharers(c); ++i) targets.insert(bulk_release_target(c, x, i));
+      std::set<int> writers;
+      for (int w = 0; w < c.blocks; ++w) {
+        if (bulk_mask(c, w) >> x & 1u) writers.insert(w);
+      }
+      EXPECT_EQ(std::set<int>(targets.begin(), targets.end()), writers) << name(c) << ", block " << x;
+      EXPECT_EQ(targets.size(), writers.size()) << name(c) << ": a writer released twice";
+      for (int t : targets) received[t] += kConsumerWarps;
+    }
+    for (int r = 0; r < c.blocks; ++r) EXPECT_EQ(received[r], bulk_empty_arrivals(c)) << name(c) << ", block " << r;
+  }
+  EXPECT_EQ(bulk_empty_arrivals({4, true}), 4 * kConsumerWarps) << "every block of the cluster, itself included";
+  EXPECT_EQ(bulk_empty_arrivals({4, false}), kConsumerWarps) << "without multicast only our own warps";
+}
+
+TEST(HostBulkPlan, PlansCarryTheModelsCounts) {
+  EXPECT_EQ(Multicast4::kEmptyArrivals, 32);
+  EXPECT_EQ(Multicast4::kReleaseTargets, 4);
+  EXPECT_EQ(Multicast4::multicast_mask(3), 0b1111);
+  EXPECT_EQ(Multicast4::release_target(3, 1), 1);
+  EXPECT_EQ(Multicast8::kEmptyArrivals, 64);
+  EXPECT_EQ(bulk_slice_bytes(Multicast8::kCluster), 2048u);
+  EXPECT_EQ(NoMulticast::kEmptyArrivals, kConsumerWarps);
+  EXPECT_EQ(NoMulticast::kReleaseTargets, 1);
+  EXPECT_EQ(NoMulticast::release_target(0, 0), 0);
+}
+
+// ---- The traffic: the lab's broadcast rows, block for block and byte for byte --------------------
+
+TEST(HostBulkTraffic, TheBenchProblemIsTheLabsBroadcastStream) {
+  const BulkShape bulk = bulk_shape(std::size_t{16} << 20);
+  EXPECT_EQ(bulk.blocks, 4096);
+  EXPECT_EQ(bulk.panel_bytes, 2u << 20);
+  const BroadcastShape lab{4096, kPanelTiles * kPanelTileRows};  // the lab's broadcast_shape(16M)
+  EXPECT_EQ(std::uint64_t{bulk.panel_bytes}, std::uint64_t(lab.panel_rows) * kPanelCols * sizeof(std::uint32_t));
+  for (int n : {1, 2, 4, 8}) {
+    const bool multicast = n > 1;
+    const BulkCluster c{n, multicast};
+    const ClusterShape shape{n, 1, multicast};
+    EXPECT_EQ(bulk_landed_bytes(c, bulk), broadcast_landed_bytes(shape, lab)) << n;
+    EXPECT_EQ(bulk_l2_request_bytes(c, bulk), broadcast_l2_request_bytes(shape, lab)) << n;
+  }
+  EXPECT_EQ(bulk_landed_bytes({4, true}, bulk), std::uint64_t{8} << 30) << "4096 blocks x 2 MiB";
+  EXPECT_EQ(bulk_l2_request_bytes({4, true}, bulk), std::uint64_t{2} << 30) << "a quarter: one copy per cluster";
+  EXPECT_EQ(bulk_l2_request_bytes({4, false}, bulk), std::uint64_t{8} << 30);
+}
+
+TEST(HostBulkTraffic, TheGridIsWholeClustersAndEveryBlockReceivesThePanel) {
+  const BulkShape s{5, 3 * kPanelTileBytes + 5008};
+  EXPECT_EQ(bulk_grid_blocks({4, true}, s), 8u);
+  EXPECT_EQ(bulk_grid_blocks({1, false}, s), 5u);
+  EXPECT_EQ(bulk_landed_bytes({4, true}, s), 8u * s.panel_bytes);
+  EXPECT_EQ(bulk_l2_request_bytes({4, true}, s), 2u * s.panel_bytes);
+}
+
+// ---- The protocol, run on the CPU --------------------------------------------------------------
+
+// Tiles of a panel that ends inside a slice (slices of some blocks empty in the last tile).
+std::vector<std::uint32_t> panel_tiles_of(std::uint32_t panel_bytes) {
+  std::vector<std::uint32_t> tiles;
+  for (int t = 0; t < bulk_panel_tiles(panel_bytes); ++t) tiles.push_back(bulk_tile_bytes(panel_bytes, t));
+  return tiles;
+}
+
+TEST(HostBulkProtocol, TheLessonsPlansAreSafe) {
+  for (const Variant& v : kVariants) {
+    for (std::uint32_t panel : {5 * kPanelTileBytes, 4 * kPanelTileBytes + 912, 16u, 2 * kPanelTileBytes + 48}) {
+      EXPECT_EQ(first_bulk_problem(v.cluster, kStages, panel_tiles_of(panel), BulkBroken::none), "")
+          << v.name << ", panel of " << panel << " bytes";
+    }
+  }
+}
+
+TEST(HostBulkProtocol, DeeperRingsAndUnicastClustersAreSafeToo) {
+  for (const BulkCluster& c : clusters()) {
+    for (int stages : {1, 3, 4}) {
+      EXPECT_EQ(first_bulk_problem(c, stages, panel_tiles_of(6 * kPanelTileBytes + 2064), BulkBroken::none, 100), "")
+          << name(c) << ", " << stages << " stages";
+    }
+  }
+}
+
+// The classic mistakes of a multicast ring, each on a cluster of 4 with five tiles and two stages.
+TEST(HostBulkProtocol, ReleasingOnlyItselfWithTheClustersCountDeadlocks) {
+  const std::string problem =
+      first_bulk_problem({4, true}, kStages, panel_tiles_of(5 * kPanelTileBytes), BulkBroken::releases_only_itself);
+  EXPECT_TRUE(contains(problem, "deadlock: block")) << problem;
+}
+
+TEST(HostBulkProtocol, ReleasingOnlyItselfWithItsOwnCountLetsAPeerOverwriteAStage) {
+  const std::string problem = first_bulk_problem({4, true}, kStages, panel_tiles_of(5 * kPanelTileBytes),
+                                                 BulkBroken::releases_only_itself_counted);
+  EXPECT_TRUE(contains(problem, "overwrote stage")) << problem;
+}
+
+// What is wrong with multicast is right without it: a block that copies only into itself releases only itself.
+TEST(HostBulkProtocol, WithoutMulticastReleasingOnlyItselfIsTheRightProtocol) {
+  for (int n : {1, 4}) {
+    EXPECT_EQ(first_bulk_problem({n, false}, kStages, panel_tiles_of(5 * kPanelTileBytes),
+                                 BulkBroken::releases_only_itself_counted),
+              "")
+        << n;
+  }
+}
+
+TEST(HostBulkProtocol, ExpectingOnlyItsOwnSliceLetsConsumersReadEarly) {
+  const std::string problem =
+      first_bulk_problem({4, true}, kStages, panel_tiles_of(5 * kPanelTileBytes), BulkBroken::expects_own_slice_only);
+  EXPECT_TRUE(contains(problem, "before all of its bytes had landed")) << problem;
+}
+
+TEST(HostBulkProtocol, WithoutTheFinalClusterSyncSomethingReachesAnExitedBlock) {
+  const std::string problem =
+      first_bulk_problem({4, true}, kStages, panel_tiles_of(5 * kPanelTileBytes), BulkBroken::no_final_cluster_sync);
+  EXPECT_TRUE(contains(problem, "after it exited") || contains(problem, "still on the way")) << problem;
+}
+
+// ---- Bad input: shapes and command lines --------------------------------------------------------
+
+TEST(HostBulkInput, APanelOfLooseBytesIsRefusedWithTheCopysRule) {
+  const std::optional<std::string> rule = broken_bulk_rule({4, 100});
+  ASSERT_TRUE(rule);
+  EXPECT_TRUE(contains(*rule, "whole number of 16-byte units: cp.async.bulk copies multiples of 16 bytes")) << *rule;
+  EXPECT_THROW(checked(BulkShape{4, 100}), std::invalid_argument);
+  EXPECT_TRUE(broken_bulk_rule({0, kPanelTileBytes}));
+  EXPECT_TRUE(broken_bulk_rule({kMaxBulkBlocks + 1, kPanelTileBytes}));
+  EXPECT_TRUE(broken_bulk_rule({1, 0}));
+  EXPECT_TRUE(broken_bulk_rule({1, kMaxPanelBytes + 16}));
+  EXPECT_FALSE(broken_bulk_rule({1, 16}));
+  EXPECT_FALSE(broken_bulk_rule({kMaxBulkBlocks, kMaxPanelBytes}));
+}
+
+// The launcher checks the shape before it launches anything, so this runs without a GPU.
+TEST(HostBulkInput, TheLauncherRefusesABadShapeBeforeLaunching) {
+  for (const Variant& v : kVariants) {
+    try {
+      v.launch(nullptr, nullptr, BulkShape{4, 3 * kPanelTileBytes + 8});
+      ADD_FAILURE() << v.name << ": launched a panel that is not whole 16-byte units";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), "16-byte units")) << e.what();
+    }
+  }
+}
+
+course::Options options_of(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  static char program[] = "bulk_multicast";
+  argv.push_back(program);
+  for (std::string& a : args) argv.push_back(a.data());
+  return course::resolve_options(static_cast<int>(argv.size()), argv.data(), chapter_info(),
+                                 course::variant_infos(kVariants));
+}
+
+TEST(HostBulkInput, ABadCommandLineNamesTheRule) {
+  try {
+    options_of({"--size=4097"});
+    ADD_FAILURE() << "--size=4097 accepted";
+  } catch (const course::UsageError& e) {
+    EXPECT_TRUE(contains(e.what(), "a whole number of 4 KiB rows (one per block)")) << e.what();
+  }
+  try {
+    options_of({"--variant=bulk_multicast_16"});
+    ADD_FAILURE() << "an unknown variant accepted";
+  } catch (const course::UsageError& e) {
+    EXPECT_TRUE(contains(e.what(), "bulk_no_multicast, bulk_multicast_2, bulk_multicast_4, bulk_multicast_8")) << e.what();
+  }
+  EXPECT_THROW(options_of({"--size=65M"}), course::UsageError) << "more than 2^14 blocks";
+  EXPECT_EQ(options_of({"--bench"}).size_bytes, std::size_t{16} << 20);
+  EXPECT_EQ(options_of({"--size=8K"}).size_bytes, std::size_t{8} << 10);
+}
+
+// ---- The program: variants, host model, requirement ----------------------------------------------
+
+TEST(HostBulkChapter, FourVariantsEachLaunchingItsPlan) {
+  ASSERT_EQ(std::size(kVariants), 4u);
+  const struct {
+    const char* name;
+    BulkCluster cluster;
+    Launch launch;
+  } expected[] = {{"bulk_no_multicast", {1, false}, &launch_bulk<BulkPlan<1, false>>},
+                  {"bulk_multicast_2", {2, true}, &launch_bulk<BulkPlan<2, true>>},
+                  {"bulk_multicast_4", {4, true}, &launch_bulk<BulkPlan<4, true>>},
+                  {"bulk_multicast_8", {8, true}, &launch_bulk<BulkPlan<8, true>>}};
+  for (std::size_t i = 0; i < std::size(expected); ++i) {
+    EXPECT_STREQ(kVariants[i].name, expected[i].name);
+    EXPECT_EQ(kVariants[i].cluster.blocks, expected[i].cluster.blocks) << kVariants[i].name;
+    EXPECT_EQ(kVariants[i].cluster.multicast, expected[i].cluster.multicast) << kVariants[i].name;
+    EXPECT_TRUE(kVariants[i].launch == expected[i].launch) << kVariants[i].name;
+    EXPECT_LE(std::string(kVariants[i].summary).size(), 90u) << "--help prints one line per variant";
+  }
+}
+
+TEST(HostBulkChapter, HostModelShowsEveryPlan) {
+  std::ostringstream out;
+  chapter_info().host_model(out);
+  const std::string text = out.str();
+  EXPECT_TRUE(contains(text, "panel of 128 tiles of 16 KiB (2 MiB) read by every block, 2 stages per block")) << text;
+  EXPECT_TRUE(contains(text, "bulk_multicast_4: cluster of 4, block 0 copies bytes [0, 4096) of each 16 KiB tile to "
+                             "1111; full expects the tile's bytes from 4 copies; empty expects 4 x 8 = 32; it asks "
+                             "the L2 for 25.0% of what lands in it"))
+      << text;
+  EXPECT_TRUE(contains(text, "bulk_no_multicast: cluster of 1, block 0 copies bytes [0, 16384) of each 16 KiB tile "
+                             "to 1; full expects the tile's bytes from 1 copy; empty expects 1 x 8 = 8"))
+      << text;
+}
+
+TEST(HostBulkChapter, RequiresSm90aAndSizesAsTheLab) {
+  const course::ChapterInfo info = chapter_info();
+  EXPECT_STREQ(info.program, "bulk_multicast");
+  EXPECT_EQ(info.requirement.major, 9);
+  EXPECT_EQ(info.requirement.minor, 0);
+  EXPECT_TRUE(info.requirement.arch_specific) << "the multicast overload exists for sm_90a only";
+  EXPECT_EQ(info.verify_bytes, std::size_t{1} << 20);
+  EXPECT_EQ(info.bench_bytes, std::size_t{16} << 20) << "the lab's bench size: 4096 blocks";
+  EXPECT_FALSE(info.size_rule(kOutRowBytes));
+  EXPECT_FALSE(info.size_rule(std::size_t{64} << 20));
+  EXPECT_TRUE(info.size_rule(0));
+  EXPECT_TRUE(info.size_rule(kOutRowBytes + 16));
+}
+
+// ---- What the compiler emits (PTX for compute_90a, written by the build) ------------------------------
+
+struct CompiledKernel {
+  const char* mangled;  // part of the kernel's mangled name
+  BulkCluster cluster;
+};
+const CompiledKernel kKernels[] = {
+    {"21bulk_broadcast_kernelI8BulkPlanILi1ELb0EEE", {1, false}},
+    {"21bulk_broadcast_kernelI8BulkPlanILi2ELb1EEE", {2, true}},
+    {"21bulk_broadcast_kernelI8BulkPlanILi4ELb1EEE", {4, true}},
+    {"21bulk_broadcast_kernelI8BulkPlanILi8ELb1EEE", {8, true}},
+};
+
+class HostBulkCodegen : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ptx_ = course::chapter_ptx("bulk_multicast", "90a"); }
+  static std::string kernel(const CompiledKernel& k) {
+    const std::string body = course::ptx_kernel_body(ptx_, k.mangled);
+    EXPECT_FALSE(body.empty()) << "no kernel " << k.mangled << " in bulk_multicast.compute_90a.ptx under "
+                               << COURSE_PTX_DIR;
+    return body;
+  }
+  static inline std::string ptx_;
+};
+
+constexpr const char* kMulticastCopy =
+    R"(cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::bytes\.multicast::cluster)";
+constexpr const char* kOwnCopy = R"(cp\.async\.bulk\.shared::cta\.global\.mbarrier::complete_tx::bytes)";
+
+TEST_F(HostBulkCodegen, OneKernelPerVariant) {
+  ASSERT_FALSE(ptx_.empty()) << "no PTX under " << COURSE_PTX_DIR;
+  EXPECT_EQ(std::size(kKernels), std::size(kVariants));
+  for (const CompiledKernel& k : kKernels) kernel(k);  // each one fails the test when it is missing
+}
+
+// The multicast kernels issue one multicast bulk copy (a slice of a tile) and nothing else that
+// copies; the kernel without multicast one copy into its own shared memory. None uses a tensor map.
+TEST_F(HostBulkCodegen, TheCopyIsTheOneDimensionalBulkCopyWithACtaMaskOrIntoTheBlockItself) {
+  for (const CompiledKernel& k : kKernels) {
+    const std::string body = kernel(k);
+    EXPECT_EQ(course::count_matches(body, kMulticastCopy), k.cluster.multicast ? 1 : 0) << k.mangled;
+    EXPECT_EQ(course::count_matches(body, kOwnCopy), k.cluster.multicast ? 0 : 1) << k.mangled;
+    EXPECT_EQ(course::count_matches(body, R"(cp\.async\.bulk)"), 1) << k.mangled << ": one copy instruction";
+    EXPECT_FALSE(contains(body, "cp.async.bulk.tensor")) << k.mangled << ": no tensor map, no tensor copy";
+    EXPECT_FALSE(contains(body, "tensormap")) << k.mangled;
+    EXPECT_EQ(course::count_matches(body, R"(cp\.async\.c[ag]\.)"), 0) << k.mangled << ": no LDGSTS";
+  }
+}
+
+TEST_F(HostBulkCodegen, EveryKernelIsAClusterThatReleasesAndWaitsAtClusterScope) {
+  for (const CompiledKernel& k : kKernels) {
+    const std::string body = kernel(k);
+    EXPECT_TRUE(contains(body, ".reqnctapercluster " + std::to_string(k.cluster.blocks) + ", 1, 1")) << k.mangled;
+    EXPECT_GE(course::count_matches(body, R"(mbarrier\.try_wait\.parity\.acquire\.cluster\.shared::cta\.b64)"), 2)
+        << k.mangled << ": the empty and full waits";
+    EXPECT_EQ(course::count_matches(body, R"(mbarrier\.try_wait\.parity\.shared::cta\.b64)"), 0)
+        << k.mangled << ": a wait at CTA scope does not pair with the peers' cluster-scope release";
+    EXPECT_TRUE(contains(body, "%globaltimer")) << k.mangled << ": a wait without a time limit";
+    EXPECT_TRUE(contains(body, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << k.mangled;
+    EXPECT_TRUE(contains(body, "mbarrier.arrive.release.cluster.shared::cluster.b64")) << k.mangled;
+    EXPECT_GE(course::count_matches(body, R"(mapa\.u64)"), 1) << k.mangled;
+    EXPECT_EQ(course::count_matches(body, R"(barrier\.cluster\.arrive)"), 2) << k.mangled;
+    EXPECT_EQ(course::count_matches(body, R"(barrier\.cluster\.wait)"), 2) << k.mangled;
+    EXPECT_GE(course::count_matches(body, R"(elect\.sync)"), 1) << k.mangled;
+    EXPECT_EQ(course::count_matches(body, R"(mbarrier\.init\.shared\.b64)"), 2 * kStages) << k.mangled;
+    const std::size_t fence = body.find("fence.mbarrier_init.release.cluster"), copy = body.find("cp.async.bulk");
+    ASSERT_NE(fence, std::string::npos) << k.mangled;
+    EXPECT_LT(fence, copy) << k.mangled << ": the inits are fenced before any copy";
+  }
+}
+
+TEST_F(HostBulkCodegen, ConsumersReadSixteenBytesAtATimeAndStoreOneRow) {
+  for (const CompiledKernel& k : kKernels) {
+    const std::string body = kernel(k);
+    EXPECT_EQ(course::count_matches(body, R"(ld\.shared\.v4\.u32)"), kChunksPerThread) << k.mangled;
+    EXPECT_EQ(course::count_matches(body, R"(st\.global\.v4\.u32)"), 1) << k.mangled;
+    EXPECT_FALSE(contains(body, "ld.shared.u32")) << k.mangled;
+  }
+}
+
+// The machine code of this executable (cuobjdump; skipped where it or the sm_90a code is missing):
+// the bulk copy is UBLKCP.S.G, with .MULTICAST when it has a ctaMask; never a tensor load (UTMALDG).
+TEST_F(HostBulkCodegen, MachineCodeCopiesWithUblkcpAndMeetsAtClusterBarriers) {
+  COURSE_SASS_OR_SKIP(sass, course::sm90a_sass_name());
+  for (const CompiledKernel& k : kKernels) {
+    const std::string body = course::sass_kernel_body(sass, k.mangled);
+    ASSERT_FALSE(body.empty()) << "no kernel " << k.mangled << " in the " << course::sm90a_sass_name() << " machine code";
+    EXPECT_GE(course::count_matches(body, R"(UBLKCP\.S\.G)"), 1) << k.mangled;
+    EXPECT_EQ(course::count_matches(body, "UTMALDG"), 0) << k.mangled;
+    for (const char* op : {R"(SYNCS\.PHASECHK)", R"(SYNCS\.ARRIVE\.TRANS64\.RED)", R"(UCGABAR_ARV)", R"(UCGABAR_WAIT)",
+                           R"(ELECT)"}) {
+      EXPECT_GE(course::count_matches(body, op), 1) << k.mangled << ": " << op;
+    }
+    EXPECT_EQ(course::count_matches(body, R"(UBLKCP\.S\.G\.MULTICAST)") >= 1, k.cluster.multicast) << k.mangled;
+  }
+}
+
+// ---- On the GPU: every variant, bit for bit ----------------------------------------------------------
+
+class Sm90a_BulkMulticast : public course::GpuTest, public ::testing::WithParamInterface<Variant> {
+ protected:
+  Sm90a_BulkMulticast() : GpuTest(chapter_info().requirement) {}
+  void expect_correct(const BulkShape& s) {
+    Problem problem(s);
+    const course::Comparison result = verify(GetParam(), problem);
+    EXPECT_TRUE(result.ok()) << s.blocks << " blocks, panel of " << s.panel_bytes << " bytes: " << result.summary()
+                             << '\n'
+                             << result.first;
+    EXPECT_EQ(result.untouched, 0u);
+  }
+};
+
+TEST_P(Sm90a_BulkMulticast, OneTile) { expect_correct({3, kPanelTileBytes}); }
+TEST_P(Sm90a_BulkMulticast, OneGranule) { expect_correct({1, 16}); }  // only block 0's slice has a byte
+TEST_P(Sm90a_BulkMulticast, PanelEndsInsideASlice) { expect_correct({5, 3 * kPanelTileBytes + 5008}); }
+TEST_P(Sm90a_BulkMulticast, PanelEndsOnASliceBoundary) { expect_correct({6, 2 * kPanelTileBytes + 8192}); }
+TEST_P(Sm90a_BulkMulticast, EveryStageAndPhaseManyTimes) { expect_correct({13, 37 * kPanelTileBytes + 48}); }
+TEST_P(Sm90a_BulkMulticast, MoreClustersThanFitAtOnce) { expect_correct({2000, 9 * kPanelTileBytes + 8208}); }
+TEST_P(Sm90a_BulkMulticast, TheProgramsDefaultProblem) { expect_correct(bulk_shape(std::size_t{1} << 20)); }
+
+TEST_P(Sm90a_BulkMulticast, RepeatedRunsGiveTheSameBits) {
+  Problem problem({21, 11 * kPanelTileBytes + 4112});
+  for (int run = 0; run < 3; ++run) {
+    const course::Comparison result = verify(GetParam(), problem);
+    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, Sm90a_BulkMulticast, ::testing::ValuesIn(kVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---- A release that covers only its own block, stopped by the bounded waits --------------------------
+
+// The habit of a ring without multicast: each consumer warp arrives only on its own block's empty
+// barrier, which still counts every warp of the cluster. No empty phase ever completes.
+struct ReleasesOnlyItself : BulkPlan<4, true> {
+  static constexpr int kReleaseTargets = 1;                                                     // BROKEN
+  TMA_MULTICAST_HOST_DEVICE static constexpr int release_target(int rank, int) { return rank; }  // BROKEN
+};
+
+class Sm90a_BulkMulticastDiagnosis : public course::GpuTest {
+ protected:
+  Sm90a_BulkMulticastDiagnosis() : GpuTest(chapter_info().requirement) {}
+};
+
+// Three tiles through two stages: the producers wait for stage 0 after round 0 (empty, parity 0)
+// and the consumers for round 1 of stage 0 (full, parity 1); whichever limit runs out first reports.
+TEST_F(Sm90a_BulkMulticastDiagnosis, ReleasingOnlyItselfIsDiagnosedNotHung) {
+  Problem problem({4, (kStages + 1) * kPanelTileBytes});
+  auto launch = [&] { launch_bulk<ReleasesOnlyItself>(problem.gmem_panel.data(), problem.gmem_out.data(), problem.shape); };
+  COURSE_EXPECT_DIAGNOSED_HANG(launch(),
+                               "bounded wait: gave up .*barrier '(empty', stage 0, phase 0|full', stage 0, phase 1)",
+                               30.0);
+}
+
+// The same problem with the lesson's release, in the same test setting: the diagnosis above is the release's doing.
+TEST_F(Sm90a_BulkMulticastDiagnosis, TheSameProblemWithTheRightReleasePasses) {
+  Problem problem({4, (kStages + 1) * kPanelTileBytes});
+  ASSERT_STREQ(kVariants[2].name, "bulk_multicast_4");
+  const course::Comparison result = verify(kVariants[2], problem);
+  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
+}
+
+}  // namespace
