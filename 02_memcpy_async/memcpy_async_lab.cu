@@ -11,6 +11,8 @@
 //     aligned_size_t<4>, <8> and <16>, completing on a thread-scope cuda::pipeline (commit and
 //     wait groups, chapter 04), because on a shared-memory barrier the 16-byte copy would become
 //     a bulk copy on 9.0: with the pipeline all three are LDGSTS on 8.0 and on 9.0;
+//   ldgsts_4_offset_4, ldgsts_16_offset_16, ldgsts_16_offset_64: the kernels of ldgsts_4 and ldgsts_16
+//     on a source 4, 16 or 64 bytes past a 128-byte line (the guide's 128-byte alignment);
 //   cg_memcpy_async_wide, cuda_memcpy_async_block_wide: the lesson's kernels with only the
 //     consumer changed. Each of the 256 threads computes four neighbouring outputs and writes
 //     them with one 16-byte store (st.global.v4) instead of four 4-byte stores: a quarter of the
@@ -23,6 +25,9 @@
 // API: cuda::pipeline  https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/pipeline.html
 #include <cuda/pipeline>
 
+#include <cstdio>
+#include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -176,6 +181,55 @@ __global__ void cuda_memcpy_async_block_wide_kernel(const std::uint32_t* gmem_in
 }
 /// [wide_consumer]
 
+// ---- Where a warp's copy falls in 128-byte lines ---------------------------------------------
+
+/// [line_model]
+// TUTORIAL: the guide asks for more than the 4, 8 or 16 bytes a copy width needs: LDGSTS performs
+// best when both the global source and the shared destination are 128-byte aligned. The offset
+// rows move the source alone; the destination is the lesson's shared batch. The collective
+// copy hands consecutive units of the batch to consecutive threads, so one warp's LDGSTS
+// instruction reads 32 * width contiguous bytes: 512 for 16-byte copies, 128 for 4-byte ones.
+// Batches start 4 KiB apart, so every such request starts as far past a 128-byte boundary as the
+// input does. Starting on the boundary, 512 bytes are exactly 4 lines; 16 or 64 bytes past it,
+// the same bytes reach into a fifth. Memory moves in 32-byte sectors: 64 bytes past the boundary
+// still covers exactly 16 sectors, 16 bytes past it 17.
+constexpr std::size_t kLineBytes = 128;   // a cache line, the alignment the guide recommends
+constexpr std::size_t kSectorBytes = 32;  // the unit a line is filled in
+constexpr std::size_t kWarpLanes = 32;
+
+// The `unit_bytes`-sized pieces of memory (lines or sectors) one warp's copy instruction touches
+// when each of its 32 lanes copies `copy_bytes` contiguous bytes and lane 0 starts `offset_bytes`
+// past a 128-byte boundary.
+constexpr std::size_t units_per_warp_request(std::size_t offset_bytes, std::size_t copy_bytes, std::size_t unit_bytes) {
+  const std::size_t first = offset_bytes % unit_bytes, span = kWarpLanes * copy_bytes;
+  return (first + span + unit_bytes - 1) / unit_bytes;
+}
+/// [line_model]
+
+// The rows of the alignment comparison, with the copy width their kernel proves.
+struct LineRow {
+  const char* variant;
+  std::size_t copy_bytes;
+  std::size_t src_offset_bytes;
+};
+constexpr LineRow kLineRows[] = {{"ldgsts_4", 4, 0},
+                                 {"ldgsts_4_offset_4", 4, 4},
+                                 {"ldgsts_16", 16, 0},
+                                 {"ldgsts_16_offset_16", 16, 16},
+                                 {"ldgsts_16_offset_64", 16, 64}};
+
+void print_line_model(std::ostream& out) {
+  out << "Lines of 128 B and sectors of 32 B one warp's LDGSTS instruction touches (32 lanes, contiguous):\n";
+  for (const LineRow& row : kLineRows) {
+    char line[160];
+    const std::size_t lines = units_per_warp_request(row.src_offset_bytes, row.copy_bytes, kLineBytes);
+    std::snprintf(line, sizeof line, "  %-26s %2zu-byte copies, source %2zu B past a line: %zu line%s, %2zu sectors\n",
+                  row.variant, row.copy_bytes, row.src_offset_bytes, lines, lines == 1 ? "" : "s",
+                  units_per_warp_request(row.src_offset_bytes, row.copy_bytes, kSectorBytes));
+    out << line;
+  }
+}
+
 // ---- The rows ---------------------------------------------------------------------------------
 
 constexpr std::size_t kMisalignBytes = 4;  // the misaligned rows' source: this far past a 16-byte boundary
@@ -185,20 +239,26 @@ struct Variant {
   const char* name;
   const char* summary;
   ::Launch launch;
-  bool misaligned_input = false;  // read the copy of the input that starts kMisalignBytes off
+  std::size_t src_offset_bytes = 0;  // read the copy of the input that starts this far past a 128-byte boundary
 };
 const Variant kVariants[] = {
     {"align4", "the lesson's cuda_memcpy_async_block with aligned_size_t<4>: 4-byte copies through L1",
      &launch_batch_grid<align4_kernel>},
     {"misaligned_cg", "source 4 bytes off, char pointers: cg picks 4-byte copies at run time",
-     &launch_batch_grid<misaligned_cg_kernel>, true},
+     &launch_batch_grid<misaligned_cg_kernel>, kMisalignBytes},
     {"misaligned_cuda", "the same with cuda::memcpy_async: a synchronous byte-by-byte copy",
-     &launch_batch_grid<misaligned_cuda_kernel>, true},
+     &launch_batch_grid<misaligned_cuda_kernel>, kMisalignBytes},
     {"ldgsts_4", "cuda::memcpy_async, aligned_size_t<4>, thread-scope pipeline: 4-byte LDGSTS",
      &launch_batch_grid<ldgsts_width_kernel<4>>},
     {"ldgsts_8", "the same with aligned_size_t<8>: 8-byte LDGSTS", &launch_batch_grid<ldgsts_width_kernel<8>>},
     {"ldgsts_16", "the same with aligned_size_t<16>: 16-byte LDGSTS, on 9.0 too",
      &launch_batch_grid<ldgsts_width_kernel<16>>},
+    {"ldgsts_4_offset_4", "ldgsts_4 from a source 4 bytes past a 128-byte line: 2 lines per warp request",
+     &launch_batch_grid<ldgsts_width_kernel<4>>, 4},
+    {"ldgsts_16_offset_16", "ldgsts_16 from a source 16 bytes past a 128-byte line: 5 lines per warp request",
+     &launch_batch_grid<ldgsts_width_kernel<16>>, 16},
+    {"ldgsts_16_offset_64", "ldgsts_16 from a source 64 bytes past a 128-byte line: 5 lines, 16 sectors",
+     &launch_batch_grid<ldgsts_width_kernel<16>>, 64},
     {"cg_memcpy_async_wide", "the lesson's cg_memcpy_async, each thread storing four outputs at once (16 bytes)",
      &launch_batch_grid<cg_memcpy_async_wide_kernel>},
     {"cuda_memcpy_async_block_wide", "the lesson's cuda_memcpy_async_block with the same 16-byte stores",
@@ -207,27 +267,39 @@ const Variant kVariants[] = {
      &launch_resident<cg_memcpy_async_kernel>},
 };
 
-// The wide rows and the resident row copy exactly as the lesson's rows they are named after: the
-// model's row for that copy, under the lab's name (neither the consumer nor the grid is the model's
-// subject).
+// The wide rows and the resident row copy exactly as the lesson's rows they are named after, the
+// offset rows as ldgsts_4 and ldgsts_16 from another address: the model's row for that copy, under
+// the lab's name (neither the consumer, nor the grid, nor a source still aligned to the width is
+// the model's subject).
 struct LessonCopyRow {
   const char* variant;
   const char* lesson_variant;
 };
 constexpr LessonCopyRow kLessonCopyRows[] = {{"cg_memcpy_async_wide", "cg_memcpy_async"},
                                              {"cuda_memcpy_async_block_wide", "cuda_memcpy_async_block"},
-                                             {"cg_memcpy_async_resident", "cg_memcpy_async"}};
+                                             {"cg_memcpy_async_resident", "cg_memcpy_async"},
+                                             {"ldgsts_4_offset_4", "ldgsts_4"},
+                                             {"ldgsts_16_offset_16", "ldgsts_16"},
+                                             {"ldgsts_16_offset_64", "ldgsts_16"}};
 
-// The model's rows of the lesson and the lab, the wide and resident rows included.
+std::size_t src_offset_of(const std::string& variant) {
+  for (const Variant& v : kVariants) {
+    if (variant == v.name) return v.src_offset_bytes;
+  }
+  throw std::invalid_argument("no lab row named " + variant);
+}
+
+// The model's rows of the lesson and the lab, the wide, resident and offset rows included.
 std::vector<VariantCopies> copy_rows() {
   const std::vector<VariantCopies> model = batch_copies(kBlockThreads, kBatchBytes);
   std::vector<VariantCopies> rows = model;
-  for (const LessonCopyRow& wide : kLessonCopyRows) {
+  for (const LessonCopyRow& same : kLessonCopyRows) {
     for (const VariantCopies& row : model) {
-      if (std::string(row.variant) != wide.lesson_variant) continue;
+      if (std::string(row.variant) != same.lesson_variant) continue;
       VariantCopies copy = row;
       copy.program = "memcpy_async_lab";
-      copy.variant = wide.variant;
+      copy.variant = same.variant;
+      for (CopyCall& call : copy.calls) call.src_offset = src_offset_of(same.variant) % 16;  // past a 16-byte boundary
       rows.push_back(copy);
     }
   }
@@ -236,17 +308,28 @@ std::vector<VariantCopies> copy_rows() {
 
 // ---- run(): verify every row, then time the correct ones ----------------------------------
 
-// The lesson's problem plus a second copy of the input that starts kMisalignBytes past the
-// 16-byte aligned start of its allocation.
+// The lesson's problem plus a second copy of the input that starts a row's offset past a 128-byte
+// boundary: cudaMalloc returns 256-byte aligned memory, and the copy starts that many bytes into
+// it. One copy at a time (the input is 1 GiB when timing): it is written again when a row asks for
+// another offset, which happens in verify(), before any timing.
 struct Problem : ::Problem {
   explicit Problem(std::size_t num_batches)
-      : ::Problem(num_batches), gmem_in_misaligned(host_in.size() + kChunkElems) {
-    COURSE_CHECK(cudaMemcpy(misaligned_input(), host_in.data(), host_in.size() * sizeof(std::uint32_t),
-                            cudaMemcpyHostToDevice));
+      : ::Problem(num_batches), gmem_in_shifted(host_in.size() + kLineBytes / sizeof(std::uint32_t)) {}
+  const std::uint32_t* input_at(std::size_t offset_bytes) {
+    if (offset_bytes == 0) return gmem_in.data();
+    if (offset_bytes % sizeof(std::uint32_t) != 0 || offset_bytes >= kLineBytes) {
+      throw std::invalid_argument("a row's input starts a whole number of uint32 words, under 128 bytes, past a line");
+    }
+    std::uint32_t* start = gmem_in_shifted.data() + offset_bytes / sizeof(std::uint32_t);
+    if (offset_bytes != shifted_offset_bytes) {
+      COURSE_CHECK(cudaMemcpy(start, host_in.data(), host_in.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+      shifted_offset_bytes = offset_bytes;
+    }
+    return start;
   }
-  std::uint32_t* misaligned_input() { return gmem_in_misaligned.data() + kMisalignBytes / sizeof(std::uint32_t); }
-  const std::uint32_t* input(const Variant& v) { return v.misaligned_input ? misaligned_input() : gmem_in.data(); }
-  course::DeviceBuffer<std::uint32_t> gmem_in_misaligned;
+  const std::uint32_t* input(const Variant& v) { return input_at(v.src_offset_bytes); }
+  course::DeviceBuffer<std::uint32_t> gmem_in_shifted;
+  std::size_t shifted_offset_bytes = 0;  // where gmem_in_shifted holds the input now (0: nowhere yet)
 };
 
 course::Comparison verify(const Variant& variant, Problem& problem) {
@@ -273,10 +356,14 @@ course::ChapterInfo chapter_info() {
   info.explanation =
       "The lesson's batches copied with 4-byte alignment promised on a barrier, from a source 4 bytes\n"
       "off a 16-byte boundary through char pointers (cooperative_groups and cuda::memcpy_async), and\n"
-      "with 4-, 8- and 16-byte LDGSTS completing on a thread-scope cuda::pipeline; two lesson kernels\n"
-      "whose threads each store four outputs with one 16-byte store instead of four 4-byte stores; and\n"
-      "the lesson's cg_memcpy_async on a resident grid whose blocks loop over the batches.";
-  info.host_model = [](std::ostream& out) { print_copy_paths(out, copy_rows(), "memcpy_async_lab"); };
+      "with 4-, 8- and 16-byte LDGSTS completing on a thread-scope cuda::pipeline, also from sources\n"
+      "4, 16 and 64 bytes past a 128-byte line; two lesson kernels whose threads each store four\n"
+      "outputs with one 16-byte store instead of four 4-byte stores; and the lesson's cg_memcpy_async\n"
+      "on a resident grid whose blocks loop over the batches.";
+  info.host_model = [](std::ostream& out) {
+    print_copy_paths(out, copy_rows(), "memcpy_async_lab");
+    print_line_model(out);
+  };
   return info;
 }
 

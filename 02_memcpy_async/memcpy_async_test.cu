@@ -104,7 +104,65 @@ TEST(HostMemcpyAsync, EveryRowMeasuredBeforeTheSplitIsStillMeasured) {
   for (const char* name : {"ldgsts_4", "ldgsts_8", "ldgsts_16"}) EXPECT_EQ(all.count(name), 1u) << name;
   for (const char* name : {"cg_memcpy_async_wide", "cuda_memcpy_async_block_wide"}) EXPECT_EQ(all.count(name), 1u) << name;
   EXPECT_EQ(all.count("cg_memcpy_async_resident"), 1u) << "the lesson's grid before the batch grid";
-  EXPECT_EQ(all.size(), 17u);
+  for (const char* name : {"ldgsts_4_offset_4", "ldgsts_16_offset_16", "ldgsts_16_offset_64"}) {
+    EXPECT_EQ(all.count(name), 1u) << name << ": a source off 128-byte alignment";
+  }
+  EXPECT_EQ(all.size(), 20u);
+}
+
+// ---- 128-byte alignment: the lines and sectors a warp's copy touches ------------------------------
+
+TEST(HostLineModel, AWarpOfSixteenByteCopiesTouchesFourLinesOnlyFromALineBoundary) {
+  EXPECT_EQ(lab::units_per_warp_request(0, 16, lab::kLineBytes), 4u) << "512 bytes from a boundary";
+  for (std::size_t offset = 16; offset < lab::kLineBytes; offset += 16) {
+    EXPECT_EQ(lab::units_per_warp_request(offset, 16, lab::kLineBytes), 5u) << offset << " bytes past a boundary";
+  }
+  EXPECT_EQ(lab::units_per_warp_request(lab::kLineBytes, 16, lab::kLineBytes), 4u) << "the next boundary";
+}
+
+TEST(HostLineModel, SectorsGrowOnlyWhenTheSourceIsOffA32ByteBoundary) {
+  EXPECT_EQ(lab::units_per_warp_request(0, 16, lab::kSectorBytes), 16u);
+  EXPECT_EQ(lab::units_per_warp_request(64, 16, lab::kSectorBytes), 16u) << "five lines, the same sixteen sectors";
+  EXPECT_EQ(lab::units_per_warp_request(16, 16, lab::kSectorBytes), 17u);
+  EXPECT_EQ(lab::units_per_warp_request(96, 16, lab::kSectorBytes), 16u);
+}
+
+TEST(HostLineModel, AWarpOfFourByteCopiesTouchesOneLineOrTwo) {
+  EXPECT_EQ(lab::units_per_warp_request(0, 4, lab::kLineBytes), 1u);
+  EXPECT_EQ(lab::units_per_warp_request(4, 4, lab::kLineBytes), 2u);
+  EXPECT_EQ(lab::units_per_warp_request(124, 4, lab::kLineBytes), 2u);
+  EXPECT_EQ(lab::units_per_warp_request(0, 4, lab::kSectorBytes), 4u);
+  EXPECT_EQ(lab::units_per_warp_request(4, 4, lab::kSectorBytes), 5u);
+  EXPECT_EQ(lab::units_per_warp_request(0, 8, lab::kLineBytes), 2u) << "8-byte copies: 256 bytes";
+}
+
+// The model's table and the variant table agree, and every offset row keeps the alignment its copy
+// width needs while leaving the 128-byte line: only the line changes against its aligned row.
+TEST(HostLineModel, OffsetRowsKeepTheirWidthsAlignmentAndLeaveTheLine) {
+  int offset_rows = 0;
+  for (const lab::LineRow& row : lab::kLineRows) {
+    EXPECT_EQ(lab::src_offset_of(row.variant), row.src_offset_bytes) << row.variant;
+    EXPECT_EQ(row.src_offset_bytes % row.copy_bytes, 0u) << row.variant << ": aligned_size_t<" << row.copy_bytes << ">";
+    if (row.src_offset_bytes == 0) continue;
+    ++offset_rows;
+    EXPECT_NE(row.src_offset_bytes % lab::kLineBytes, 0u) << row.variant;
+    EXPECT_EQ(lab::units_per_warp_request(row.src_offset_bytes, row.copy_bytes, lab::kLineBytes),
+              lab::units_per_warp_request(0, row.copy_bytes, lab::kLineBytes) + 1)
+        << row.variant << ": one line more than from the boundary";
+  }
+  EXPECT_EQ(offset_rows, 3);
+  EXPECT_THROW(lab::src_offset_of("ldgsts_32"), std::invalid_argument);
+}
+
+TEST(HostLineModel, TheLabPrintsLinesAndSectorsPerRow) {
+  std::ostringstream out;
+  lab::chapter_info().host_model(out);
+  EXPECT_TRUE(has(out.str(), "ldgsts_16_offset_16        16-byte copies, source 16 B past a line: 5 lines, 17 sectors"))
+      << out.str();
+  EXPECT_TRUE(has(out.str(), "ldgsts_16                  16-byte copies, source  0 B past a line: 4 lines, 16 sectors"))
+      << out.str();
+  EXPECT_TRUE(has(out.str(), "ldgsts_4_offset_4           4-byte copies, source  4 B past a line: 2 lines,  5 sectors"))
+      << out.str();
 }
 
 // ---- The grid rule (chapter 01's) ------------------------------------------------------------
@@ -253,6 +311,9 @@ TEST(HostCopyPathModel, InstructionsPerBatch) {
   EXPECT_EQ(count("misaligned_cuda", 90), 4096);
   EXPECT_EQ(count("ldgsts_8", 90), 512);
   EXPECT_EQ(count("ldgsts_16", 90), 256);
+  EXPECT_EQ(count("ldgsts_16_offset_16", 90), 256) << "off the line, the same copies";
+  EXPECT_EQ(count("ldgsts_16_offset_64", 80), 256);
+  EXPECT_EQ(count("ldgsts_4_offset_4", 90), 1024);
   for (const char* stencil : {"stencil_sync", "stencil_cuda_memcpy_async", "stencil_cg_memcpy_async",
                               "stencil_primitives"}) {
     EXPECT_EQ(count(stencil, 90), 48) << stencil << ": one per element of the 48-float window";
@@ -369,6 +430,9 @@ const KernelOf kKernels[] = {
     {"ldgsts_4", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm4EEEvPKjPjm"},
     {"ldgsts_8", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm8EEEvPKjPjm"},
     {"ldgsts_16", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm16EEEvPKjPjm"},
+    {"ldgsts_4_offset_4", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm4EEEvPKjPjm"},
+    {"ldgsts_16_offset_16", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm16EEEvPKjPjm"},
+    {"ldgsts_16_offset_64", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm16EEEvPKjPjm"},
     {"cg_memcpy_async_wide", "memcpy_async_lab", "_ZN3lab27cg_memcpy_async_wide_kernelEPKjPjm"},
     {"cuda_memcpy_async_block_wide", "memcpy_async_lab", "_ZN3lab35cuda_memcpy_async_block_wide_kernelEPKjPjm"},
     {"cg_memcpy_async_resident", "memcpy_async_lab", "_Z22cg_memcpy_async_kernelPKjPjm"},
@@ -681,6 +745,11 @@ class Sm80_MemcpyAsyncLab : public course::GpuTest, public ::testing::WithParamI
   Sm80_MemcpyAsyncLab() : GpuTest(lab::chapter_info().requirement) {}
 };
 
+class Sm80_MemcpyAsyncLabOffsets : public course::GpuTest {
+ protected:
+  Sm80_MemcpyAsyncLabOffsets() : GpuTest(lab::chapter_info().requirement) {}
+};
+
 TEST_P(Sm80_MemcpyAsyncLab, OneBatch) {
   lab::Problem problem(1);
   const course::Comparison result = lab::verify(GetParam(), problem);
@@ -705,7 +774,25 @@ TEST_P(Sm80_MemcpyAsyncLab, PoisonedOutputIsFullyOverwrittenTwice) {
 TEST_P(Sm80_MemcpyAsyncLab, InputStartsWhereTheRowSays) {
   lab::Problem problem(2);
   const auto address = reinterpret_cast<std::uintptr_t>(problem.input(GetParam()));
-  EXPECT_EQ(address % 16, GetParam().misaligned_input ? lab::kMisalignBytes : 0u);
+  EXPECT_EQ(address % lab::kLineBytes, GetParam().src_offset_bytes);
+  std::vector<std::uint32_t> back(problem.host_in.size());
+  COURSE_CHECK(cudaMemcpy(back.data(), problem.input(GetParam()), back.size() * sizeof(std::uint32_t),
+                          cudaMemcpyDeviceToHost));
+  EXPECT_EQ(back, problem.host_in) << "the row reads the input itself, wherever it starts";
+}
+
+// The shifted copy is written again when rows of different offsets alternate.
+TEST_F(Sm80_MemcpyAsyncLabOffsets, AlternatingOffsetsReadTheInputEachTime) {
+  lab::Problem problem(3);
+  for (std::size_t offset : {std::size_t{16}, std::size_t{4}, std::size_t{64}, std::size_t{16}}) {
+    const std::uint32_t* input = problem.input_at(offset);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(input) % lab::kLineBytes, offset);
+    std::vector<std::uint32_t> back(problem.host_in.size());
+    COURSE_CHECK(cudaMemcpy(back.data(), input, back.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(back, problem.host_in) << offset << " bytes past a line";
+  }
+  EXPECT_THROW(problem.input_at(2), std::invalid_argument);
+  EXPECT_THROW(problem.input_at(lab::kLineBytes), std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(Lab, Sm80_MemcpyAsyncLab, ::testing::ValuesIn(lab::kVariants),
@@ -754,23 +841,26 @@ TEST_F(Sm80_FewBlocks, EveryBatchKernelRunsManyBatchesPerBlock) {
   struct {
     const char* name;
     BatchKernel kernel;
-    bool misaligned_input;
-  } const kernels[] = {{"cg_memcpy_async", cg_memcpy_async_kernel, false},
-                       {"cuda_memcpy_async_block", cuda_memcpy_async_block_kernel, false},
-                       {"cuda_memcpy_async_thread", cuda_memcpy_async_thread_kernel, false},
-                       {"pipeline_primitives", pipeline_primitives_kernel, false},
-                       {"align4", lab::align4_kernel, false},
-                       {"misaligned_cg", lab::misaligned_cg_kernel, true},
-                       {"misaligned_cuda", lab::misaligned_cuda_kernel, true},
-                       {"ldgsts_4", lab::ldgsts_width_kernel<4>, false},
-                       {"ldgsts_8", lab::ldgsts_width_kernel<8>, false},
-                       {"ldgsts_16", lab::ldgsts_width_kernel<16>, false},
-                       {"cg_memcpy_async_wide", lab::cg_memcpy_async_wide_kernel, false},
-                       {"cuda_memcpy_async_block_wide", lab::cuda_memcpy_async_block_wide_kernel, false},
-                       {"cg_memcpy_async_resident", cg_memcpy_async_kernel, false}};
+    std::size_t src_offset_bytes;
+  } const kernels[] = {{"cg_memcpy_async", cg_memcpy_async_kernel, 0},
+                       {"cuda_memcpy_async_block", cuda_memcpy_async_block_kernel, 0},
+                       {"cuda_memcpy_async_thread", cuda_memcpy_async_thread_kernel, 0},
+                       {"pipeline_primitives", pipeline_primitives_kernel, 0},
+                       {"align4", lab::align4_kernel, 0},
+                       {"misaligned_cg", lab::misaligned_cg_kernel, lab::kMisalignBytes},
+                       {"misaligned_cuda", lab::misaligned_cuda_kernel, lab::kMisalignBytes},
+                       {"ldgsts_4", lab::ldgsts_width_kernel<4>, 0},
+                       {"ldgsts_8", lab::ldgsts_width_kernel<8>, 0},
+                       {"ldgsts_16", lab::ldgsts_width_kernel<16>, 0},
+                       {"ldgsts_4_offset_4", lab::ldgsts_width_kernel<4>, 4},
+                       {"ldgsts_16_offset_16", lab::ldgsts_width_kernel<16>, 16},
+                       {"ldgsts_16_offset_64", lab::ldgsts_width_kernel<16>, 64},
+                       {"cg_memcpy_async_wide", lab::cg_memcpy_async_wide_kernel, 0},
+                       {"cuda_memcpy_async_block_wide", lab::cuda_memcpy_async_block_wide_kernel, 0},
+                       {"cg_memcpy_async_resident", cg_memcpy_async_kernel, 0}};
   lab::Problem problem(75);
   for (const auto& k : kernels) {
-    const std::uint32_t* input = k.misaligned_input ? problem.misaligned_input() : problem.gmem_in.data();
+    const std::uint32_t* input = problem.input_at(k.src_offset_bytes);
     for (unsigned blocks : {1u, 2u}) {
       problem.gmem_out.poison();
       k.kernel<<<blocks, kBlockThreads>>>(input, problem.gmem_out.data(), problem.num_batches);
