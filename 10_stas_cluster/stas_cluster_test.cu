@@ -303,6 +303,8 @@ TEST(HostVariants, LessonHasFourAndTheLabEveryOtherRow) {
   for (int c : {2, 4, 8}) {
     for (int s = 1; s <= 4; ++s) expected.push_back("stas_ring_s" + std::to_string(s) + "_c" + std::to_string(c));
   }
+  expected.push_back("stas_ring_b32_c8");
+  expected.push_back("stas_ring_v2_b32_c8");
   EXPECT_EQ(rows, expected);
   // Everything measured before the lesson and the lab were split is still measured in one of them.
   std::vector<std::string> all = lesson;
@@ -346,6 +348,27 @@ TEST(HostVariants, TheLabRecordsTheLessonsRingAsItsTimeline) {
   EXPECT_GE(std::uint32_t{kClusterBlocks}, course::timeline::kDefaultBlocks) << "the recorded blocks share one ring";
 }
 
+// The barrier counts bytes, not instructions: whatever the width of each st.async, one phase of
+// filled is the receiver's arrival plus the message's bytes; only the number of st.async changes.
+TEST(HostRingTables, NarrowerStAsyncMeanMoreInstructionsForTheSameBytes) {
+  EXPECT_EQ(lab::st_async_per_message(16), phase_counts(Release::per_block)[0].st_async_per_phase)
+      << "16 bytes: the model's count for the lesson";
+  EXPECT_EQ(lab::st_async_per_message(16), 512);
+  EXPECT_EQ(lab::st_async_per_message(8), 1024);
+  EXPECT_EQ(lab::st_async_per_message(4), 2048);
+  for (int bytes : {4, 8, 16}) {
+    EXPECT_EQ(std::size_t(lab::st_async_per_message(bytes)) * bytes, kMessageBytes) << bytes << "-byte st.async";
+    EXPECT_EQ(kMessageBytes % (kThreads * kVecsPerThread * std::size_t(bytes)), 0u)
+        << "every thread sends whole " << bytes << "-byte pieces of its vectors";
+  }
+  std::ostringstream out;
+  lab::chapter_info().host_model(out);
+  for (const char* line : {"one phase of filled, st.async of 4 bytes: 1 arrival + 8192 bytes from 2048 st.async",
+                           "one phase of filled, st.async of 8 bytes: 1 arrival + 8192 bytes from 1024 st.async"}) {
+    EXPECT_TRUE(contains(out.str(), line)) << out.str();
+  }
+}
+
 TEST(HostVariants, EveryLabRowRunsTheLessonsGridAndBytes) {
   const unsigned num_blocks = 124 * kClusterBlocks;  // as on the H100
   for (const lab::Variant& v : lab::kVariants) {
@@ -386,6 +409,8 @@ class HostCodegen : public ::testing::Test {
   static inline const char* const kAnyCluster = "_Z28stas_ring_any_cluster_kernelPjj";
   static inline const char* const kWarpRelease = "3lab29stas_ring_warp_release_kernelEPjj";
   static inline const char* const kStores = "_Z19dsmem_stores_kernelPjj";
+  static inline const char* const kStoreWidth4 = "3lab28stas_ring_store_width_kernelILi4EE";
+  static inline const char* const kStoreWidth8 = "3lab28stas_ring_store_width_kernelILi8EE";
   static inline std::string lesson_, lab_;
 };
 
@@ -455,6 +480,45 @@ TEST_F(HostCodegen, LaunchStylesAndTheLabsTwoBufferSweepRunTheLessonsCode) {
   EXPECT_FALSE(contains(lab(sweep(1)), ".reqnctapercluster"));
 }
 
+// The store-width rows send with st.async .b32 (4 bytes) and .v2.b32 (8 bytes) and no v4.b32, and
+// nothing else changes: the barrier, fence, cluster-barrier and elect instructions, in order, are
+// those of the lab's two-buffer sweep kernel (the lesson's stas_ring_launch_ex), the waits included.
+std::vector<std::string> sync_ops(const std::string& body) {
+  std::vector<std::string> kept;
+  for (const std::string& op : course::ptx_instructions(body)) {
+    for (const char* prefix : {"mbarrier", "barrier.", "bar.", "fence", "elect", "mapa"}) {
+      if (op.rfind(prefix, 0) == 0) {
+        kept.push_back(op);
+        break;
+      }
+    }
+  }
+  return kept;
+}
+
+TEST_F(HostCodegen, StoreWidthRowsSendFourAndEightBytesPerStAsyncAndSynchroniseAsTheLesson) {
+  const std::string stas = R"(st\.async\.weak\.shared::cluster\.mbarrier::complete_tx::bytes)";
+  const std::string b32 = lab(kStoreWidth4), v2 = lab(kStoreWidth8);
+  EXPECT_GE(course::count_matches(b32, stas + R"(\.b32 )"), 1) << "st.async .b32: 4 bytes";
+  EXPECT_EQ(course::count_matches(b32, stas + R"(\.v[24]\.)"), 0) << "no vector form in the 4-byte row";
+  EXPECT_GE(course::count_matches(v2, stas + R"(\.v2\.b32 )"), 1) << "st.async .v2.b32: 8 bytes";
+  EXPECT_EQ(course::count_matches(v2, stas + R"(\.(v4\.)?b32 )"), 0) << "no 4- or 16-byte form in the 8-byte row";
+  const int lesson_v4 = course::count_matches(lab(sweep(2)), stas + R"(\.v4\.b32 )");
+  EXPECT_EQ(lesson_v4, course::count_matches(lab(sweep(2)), stas)) << "the lesson's ring: v4.b32 only";
+  EXPECT_GE(lesson_v4, 1);
+  EXPECT_EQ(course::count_matches(b32, stas), 4 * lesson_v4) << "four st.async where the lesson has one";
+  EXPECT_EQ(course::count_matches(v2, stas), 2 * lesson_v4) << "two st.async where the lesson has one";
+  const std::vector<std::string> lesson_ops = sync_ops(lab(sweep(2)));
+  EXPECT_GE(lesson_ops.size(), 10u) << "too few barrier instructions found";
+  const std::pair<const char*, std::string> rows[] = {{"stas_ring_b32_c8", b32}, {"stas_ring_v2_b32_c8", v2}};
+  for (const auto& [name, k] : rows) {
+    EXPECT_EQ(sync_ops(k), lesson_ops) << name;
+    EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << name;
+    EXPECT_TRUE(contains(k, "%globaltimer")) << name << ": the waits are bounded";
+    EXPECT_FALSE(contains(k, ".reqnctapercluster")) << name << ": launched like stas_ring_s2_c8";
+  }
+}
+
 // The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
 // missing). STAS.128 is st.async v4.b32; SYNCS.ARRIVE.TRANS64.RED an arrive on an mbarrier of
 // another block; SYNCS.PHASECHK.TRANS64 the phase waits; UCGABAR_ARV / UCGABAR_WAIT the cluster
@@ -477,6 +541,12 @@ TEST_F(HostCodegen, MachineCodeOnHopperShowsStasRemoteArrivesAndClusterBarriers)
     EXPECT_GE(course::count_matches(k, "UCGABAR_WAIT"), 1) << part;
     EXPECT_GE(course::count_matches(k, "ELECT"), 1) << part;
   }
+  // st.async .b32 is STAS, .v2.b32 STAS.64 (a pair of registers), .v4.b32 STAS.128.
+  const std::string b32 = sass_of(kStoreWidth4), v2 = sass_of(kStoreWidth8);
+  EXPECT_GE(course::count_matches(b32, R"(\sSTAS\s)"), 1) << "4-byte STAS";
+  EXPECT_EQ(course::count_matches(b32, R"(STAS\.(64|128))"), 0);
+  EXPECT_GE(course::count_matches(v2, R"(STAS\.64)"), 1) << "8-byte STAS";
+  EXPECT_EQ(course::count_matches(v2, R"(\sSTAS\s|STAS\.128)"), 0);
   const std::string stores = sass_of(kStores);
   EXPECT_GE(course::count_matches(stores, R"(ST\.E\.128)"), 1);
   EXPECT_GE(course::count_matches(stores, "UCGABAR_ARV"), 1);
@@ -616,7 +686,9 @@ TEST_F(Sm90_StasClusterLimits, LargestReportedClusterRunsEveryRing) {
       {"lab, 1 buffer", lab::stas_ring_any_cluster_kernel<1>, lab::sweep<1>},
       {"lab, 2 buffers", lab::stas_ring_any_cluster_kernel<2>, lab::sweep<2>},
       {"lab, 3 buffers", lab::stas_ring_any_cluster_kernel<3>, lab::sweep<3>},
-      {"lab, 4 buffers", lab::stas_ring_any_cluster_kernel<4>, lab::sweep<4>}};
+      {"lab, 4 buffers", lab::stas_ring_any_cluster_kernel<4>, lab::sweep<4>},
+      {"lab, st.async .b32", lab::stas_ring_store_width_kernel<4>, &launch_ex<lab::stas_ring_store_width_kernel<4>>},
+      {"lab, st.async .v2.b32", lab::stas_ring_store_width_kernel<8>, &launch_ex<lab::stas_ring_store_width_kernel<8>>}};
   for (const Ring& ring : rings) {
     const unsigned size = largest_cluster(ring.kernel);
     ASSERT_GE(size, 1u) << ring.name;
