@@ -3,10 +3,11 @@
 // What you learn: what one tensor load puts in shared memory, and so what its barrier must expect,
 // for maps of 3 to 5 dimensions (cp.async.bulk.tensor.3d/.4d/.5d), with element strides (the guide's
 // "stride 2 loads the real parts of a complex tensor": not in dimension 0 of a plain map, which lands
-// whole; in dimension 1 ceil(boxDim / stride) rows land) and with an interleaved layout (NC/4HWC4
-// images); then L2 promotion and prefetching (prefetch.tensormap, cp.async.bulk.prefetch.tensor) on
-// the lesson's copy, timed. What changed from tma_2d.cu: the kernel writes out what landed in shared
-// memory, and a host model predicts every element of it.
+// whole; in dimension 1 ceil(boxDim / stride) rows land); then L2 promotion and prefetching
+// (prefetch.tensormap, cp.async.bulk.prefetch.tensor) on the lesson's copy, timed. Interleaved
+// layouts are not taught: where an interleaved box lands is not modelled (the chapter page says
+// why). What changed from tma_2d.cu: the kernel writes out what landed in shared memory, and a
+// host model predicts every element of it.
 // Hardware: compute capability 9.0. Run: build/07_tma_2d/tensor_map_options [--bench] [--variant=NAME]
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-tma-to-transfer-multi-dimensional-arrays
 // API: cuTensorMapEncodeTiled https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TENSOR__MEMORY.html
@@ -21,7 +22,7 @@
 
 namespace options {  // the chapter's tests include both lessons
 
-constexpr std::size_t kSlabBytes = 64 * 1024;  // --size counts these: a 5D slab, a row, an image
+constexpr std::size_t kSlabBytes = 64 * 1024;  // --size counts these: a 5D slab, a row of complex floats
 constexpr std::size_t kBoxAlign = 1024;        // TMA boxes: 128-byte aligned (1024: any swizzle pattern too)
 
 /// [model]
@@ -29,9 +30,10 @@ constexpr std::size_t kBoxAlign = 1024;        // TMA boxes: 128-byte aligned (1
 // every elementStrides[i]-th: ceil(boxDim[i] / stride) of them land. Dimension 0 is the exception:
 // on a map without interleave its stride is ignored (driver API; the PTX ISA says it must be 1),
 // so a box row lands whole. What lands is stored densely, dimension 0 fastest, zero where an
-// element lies outside the tensor; the barrier must expect exactly those bytes.
+// element lies outside the tensor; the barrier must expect exactly those bytes. The model covers
+// maps without interleave only: box_walk() refuses the others.
 inline std::uint32_t traversal_stride(const TensorMapRequest& r, std::uint32_t i) {
-  return i == 0 && r.interleave == CU_TENSOR_MAP_INTERLEAVE_NONE ? 1 : r.element_strides[i];
+  return i == 0 ? 1 : r.element_strides[i];
 }
 inline std::uint32_t landed_elems(const TensorMapRequest& r, std::uint32_t i) {
   return (r.box_dim[i] + traversal_stride(r, i) - 1) / traversal_stride(r, i);
@@ -76,6 +78,8 @@ TMA_2D_HOST_DEVICE inline void box_start(const BoxWalk& w, int box, std::int32_t
   }
 }
 inline BoxWalk box_walk(const TensorMapRequest& r, const std::array<std::int32_t, 5>& origin = {}) {
+  if (r.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE)
+    throw std::invalid_argument("this lesson's model covers maps without interleave only");
   BoxWalk w{static_cast<int>(r.rank), 1, {}, {}, {}, box_tx_bytes(r) / 4, box_tx_bytes(r)};
   for (std::uint32_t i = 0; i < r.rank; ++i) {
     w.step[i] = static_cast<std::int32_t>(r.box_dim[i]);
@@ -167,30 +171,10 @@ inline TensorMapRequest complex_request(const float* base, std::uint64_t rows, s
   r.element_strides[1] = 2;  // every other row: 16 of the box's 32 land
   return r;
 }
-// Images in NC/4HWC4: channel c of pixel (y, x) of image n at [n][c / 4][y][x][c % 4], slices of 4
-// floats (16 bytes), the last slice's unused channels zero. The map's dimension 0 is one slice.
-struct Images {
-  std::uint64_t n, channels, h, w;
-  std::uint64_t slices() const { return (channels + 3) / 4; }
-};
-inline std::size_t nc4hwc4_offset(const Images& im, std::uint64_t n, std::uint64_t c, std::uint64_t y, std::uint64_t x) {
-  return static_cast<std::size_t>((((n * im.slices() + c / 4) * im.h + y) * im.w + x) * 4 + c % 4);
-}
-inline TensorMapRequest images_request(const float* base, const Images& im) {
-  TensorMapRequest r = array_request(base, {{4, im.w, im.h, im.slices(), im.n}, {4, 16, 8, 4, 1}}, 5);
-  r.interleave = CU_TENSOR_MAP_INTERLEAVE_16B;  // 16-byte slices of channels; any swizzle, here none
-  return r;
-}
 /// [tensors]
 inline std::vector<float> patterned(std::size_t elems) {  // position-dependent values (course/pattern.hpp)
   std::vector<float> host(elems);
   course::fill_pattern(host);
-  return host;
-}
-inline std::vector<float> images_host(const Images& im) {  // the pattern; unused channels zero
-  std::vector<float> host = patterned(nc4hwc4_offset(im, im.n, 0, 0, 0));
-  for (std::size_t i = 0; i < host.size(); ++i)
-    if ((i / (4 * im.w * im.h)) % im.slices() * 4 + i % 4 >= im.channels) host[i] = 0.0f;
   return host;
 }
 struct Tensor {  // the host copy and the device copy
@@ -199,7 +183,6 @@ struct Tensor {  // the host copy and the device copy
   course::DeviceBuffer<float> gmem;
 };
 inline Array5 slab_array(std::uint64_t slabs) { return {{256, 8, 4, 2, slabs}, {64, 4, 2, 2, 3}}; }
-inline Images slab_images(std::uint64_t slabs) { return {slabs, 62, 16, 16}; }
 
 /// [prefetch]
 // TUTORIAL: before its first copy through a map, TMA reads the map's 128 bytes (here from the
@@ -249,7 +232,6 @@ struct Variant { const char* name; const char* summary; };
 const Variant kVariants[] = {
     {"rank5", "a 5D array as rank-3, -4 and -5 maps (.3d/.4d/.5d): rows rank5_3d, rank5_4d, rank5_5d"},
     {"element_strides", "complex floats, elementStrides {2, 2}: dimension 0 lands whole, every other row"},
-    {"interleave", "NC/4HWC4 images, 62 channels in 16-byte slices, CU_TENSOR_MAP_INTERLEAVE_16B"},
     {"l2_promotion", "the lesson's one-stage copy with L2 promotion none/64B/128B/256B, then prefetched"},
 };
 static_assert(std::size(kVariants) <= 4, "a lesson has at most four variants: the rest is the lab's");
@@ -271,8 +253,8 @@ course::Comparison verify_l2(const L2Row& row, ::Problem& p, const std::vector<f
 // One row of boxes, verified, then timed: each landed element counts as read once and written once.
 void check_boxes(const course::Options& opts, course::Report& report, const std::string& name, const Tensor& t,
                  const TensorMapRequest& r) {
-  const BoxWalk walk = box_walk(r);
   const CUtensorMap map = encode_tiled(r);  // the rules first: a refused request throws with its sentence
+  const BoxWalk walk = box_walk(r);
   course::GuardedOutput<float> out(std::size_t(walk.num_boxes) * walk.box_elems);
   course::check_and_time(
       opts, report, name, [&] { return verify_boxes(t, r, map, walk, out); },
@@ -290,10 +272,6 @@ void run(const course::Options& opts, course::Report& report) {
   if (course::selected(opts, "element_strides")) {
     const Tensor t(patterned(slabs * kSlabBytes / sizeof(float)));  // `slabs` rows of 8192 complex floats
     check_boxes(rows, report, "element_strides", t, complex_request(t.gmem.data(), slabs, 8192));
-  }
-  if (course::selected(opts, "interleave")) {
-    const Tensor t(images_host(slab_images(slabs)));
-    check_boxes(rows, report, "interleave", t, images_request(t.gmem.data(), slab_images(slabs)));
   }
   if (course::selected(opts, "l2_promotion")) {
     ::Problem p(static_cast<int>(slabs), kMatrixCols);  // the lesson's matrix: one 16384-float row per slab
@@ -318,11 +296,11 @@ inline std::string describe(const TensorMapRequest& r) {
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info;
   info.program = "tensor_map_options";
-  info.title = "07 tensor_map_options: rank 3-5, element strides, interleave, L2 promotion";
+  info.title = "07 tensor_map_options: rank 3-5, element strides, L2 promotion";
   info.explanation =
       "Each map's boxes are loaded one at a time per block, written out as they landed in shared memory\n"
       "and compared with a host model of every element (fill included), which also gives the expect-tx.\n"
-      "--size: each tensor's bytes, whole 64 KiB slabs (5D slabs, rows, images, the lesson's matrix rows).";
+      "--size: each tensor's bytes, whole 64 KiB slabs (5D slabs, complex rows, the lesson's matrix rows).";
   info.requirement = {9, 0, false, "cp.async.bulk.tensor (TMA)"};
   info.verify_bytes = 16u << 20;
   info.bench_bytes = 1u << 30;
@@ -335,8 +313,7 @@ course::ChapterInfo chapter_info() {
     for (const auto& [name, r] : {std::pair{"rank5_3d", array_request(base, slab_array(1), 3)},
                                   {"rank5_4d", array_request(base, slab_array(1), 4)},
                                   {"rank5_5d", array_request(base, slab_array(1), 5)},
-                                  {"element_strides", complex_request(base, 1, 8192)},
-                                  {"interleave", images_request(base, slab_images(1))}}) {
+                                  {"element_strides", complex_request(base, 1, 8192)}}) {
       out << name << ": " << describe(r) << '\n';
     }
   };
