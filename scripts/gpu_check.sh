@@ -326,7 +326,8 @@ if wanted sanitizer; then
       rc=$?
       cat "$log.run" >>"$log"
       errors=$(sed -n '/were not printed/d; s/.*ERROR SUMMARY: \([0-9]\{1,\}\) error.*/\1/p; s/.*RACECHECK SUMMARY: .*(\([0-9]\{1,\}\) error.*/\1/p' "$log.run" | tail -n1)
-      kinds=$(grep -E '^========= [A-Z][^:]* (error|hazard)s? detected' "$log.run" | sort -u | tr '\n' '|')
+      kinds=$(grep -E '^========= [A-Z][^:]* (error|hazard)s? detected|^========= (Error|Warning): Race reported' "$log.run" \
+        | sed 's/+0x[0-9a-f]*//g' | sort -u | tr '\n' '|')
       if [[ -z $first_rc ]]; then
         first_rc=$rc first_errors=$errors first_kinds=$kinds
       elif [[ $rc != "$first_rc" || $kinds != "$first_kinds" ]]; then
@@ -371,7 +372,8 @@ if wanted sanitizer; then
           { echo "##### --variant=$variant (exit $rc)"; cat "$vlog"; } >>"$log"
           if [[ -n $entry && $rc == 1 ]]; then
             message=${entry%% | *} reason=${entry#* | }
-            headlines=$(grep -E '^========= [A-Z][^:]* (error|hazard)s? detected' "$vlog" | sort -u)
+            # racecheck names each hazard "Error: Race reported between <access> at <kernel>+<offset>"
+            headlines=$(grep -E '^========= ([A-Z][^:]* (error|hazard)s? detected|(Error|Warning): Race reported between)' "$vlog" | sort -u)
             # synccheck stops the kernel at its first report, so the program cannot verify under
             # it; the other tools run the same variant to completion and check its results.
             if [[ -n $headlines ]] && ! grep -qvF "$message" <<<"$headlines"; then
