@@ -244,9 +244,12 @@ ClusterLimits query_cluster_limits() {
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(kClusterBlocks);
   config.blockDim = dim3(kThreads);
+  // The permission is an attribute of the kernel that stays set: ask without it first, and put it back.
+  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 0));
   COURSE_CHECK(cudaOccupancyMaxPotentialClusterSize(&limits.max_portable, kernel, &config));
   COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   COURSE_CHECK(cudaOccupancyMaxPotentialClusterSize(&limits.max_nonportable, kernel, &config));
+  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 0));
   cudaLaunchAttribute attribute = cluster_dimension(kClusterBlocks);
   config.attrs = &attribute;
   config.numAttrs = 1;

@@ -660,6 +660,13 @@ TEST_F(Sm90_StasClusterLimits, QueriesAreConsistent) {
   EXPECT_LE(limits.max_portable, kClusterBlocks) << "8 is the portable maximum";
   EXPECT_GE(limits.max_nonportable, limits.max_portable);
   EXPECT_GE(limits.resident_clusters, 1);
+  // The non-portable permission is a kernel attribute that outlives the call (and a test that sets
+  // it, such as LargestReportedClusterRunsEveryRing): asked again, after it was granted, the
+  // portable maximum must not change.
+  COURSE_CHECK(cudaFuncSetAttribute(stas_ring_any_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  const ClusterLimits again = query_cluster_limits();
+  EXPECT_EQ(again.max_portable, limits.max_portable) << "the query must not depend on what ran before it";
+  EXPECT_EQ(again.max_nonportable, limits.max_nonportable);
 }
 
 // The largest cluster the query reports for each kernel (16 on the H100), for the lesson's kernel
