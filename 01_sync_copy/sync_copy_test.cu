@@ -96,44 +96,10 @@ TEST(HostSyncCopy, EveryEarlierVariantIsInTheLessonOrTheLab) {
 
 // ---- The grid rule ----------------------------------------------------------------------------
 
-TEST(HostSyncCopyGrid, OneBlockPerFourBatchesTheLastTakesWhatIsLeft) {
+TEST(HostSyncCopyGrid, TheLessonTakesFourBatchesPerBlock) {
+  // The rule itself: course/batch_grid.hpp, tested by HostBatchGrid; here the chapter's use of it.
   EXPECT_EQ(kBatchesPerBlock, 4);
-  EXPECT_EQ(batch_grid(1, kBatchesPerBlock), 1u);
-  EXPECT_EQ(batch_grid(4, kBatchesPerBlock), 1u);
-  EXPECT_EQ(batch_grid(5, kBatchesPerBlock), 2u) << "a fifth batch needs a second block";
-  EXPECT_EQ(batch_grid(777, kBatchesPerBlock), 195u);
-  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock), 2502u);
   EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 65536u) << "1 GiB";
-  EXPECT_EQ(batch_grid(7, 1), 7u);
-  EXPECT_EQ(batch_grid(0, kBatchesPerBlock), 0u);
-}
-
-TEST(HostSyncCopyGrid, ACapLowersTheGridAndZeroMeansNone) {
-  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 3), 3u);
-  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 0), 2502u);
-  EXPECT_EQ(batch_grid(5, kBatchesPerBlock, 100), 2u) << "a cap above the rule changes nothing";
-}
-
-// Every batch has exactly one block, whichever the count: block b of the grid takes batches
-// b, b + grid, ... (the kernels' loop), and no block is left without one.
-TEST(HostSyncCopyGrid, EveryBatchHasABlockAndEveryBlockABatch) {
-  for (std::size_t num_batches = 1; num_batches <= 70; ++num_batches) {
-    const unsigned grid = batch_grid(num_batches, kBatchesPerBlock);
-    std::vector<int> taken(num_batches, 0);
-    for (unsigned block = 0; block < grid; ++block) {
-      int mine = 0;
-      for (std::size_t batch = block; batch < num_batches; batch += grid, ++mine) ++taken[batch];
-      EXPECT_GE(mine, 1) << num_batches << " batches: block " << block << " has none";
-      EXPECT_LE(mine, kBatchesPerBlock) << num_batches << " batches: block " << block;
-    }
-    EXPECT_EQ(std::count(taken.begin(), taken.end(), 1), static_cast<long>(num_batches)) << num_batches;
-  }
-}
-
-TEST(HostSyncCopyGrid, RefusesABlockOfNoBatchesAndAGridPastTheLimit) {
-  EXPECT_THROW(batch_grid(10, 0), std::invalid_argument);
-  EXPECT_THROW(batch_grid(std::size_t{1} << 33, 1), std::invalid_argument);
-  EXPECT_EQ(batch_grid(std::size_t{1} << 33, 1, 1024), 1024u) << "capped below the limit";
 }
 
 // ---- The model: instructions and bytes of one batch ------------------------------------------

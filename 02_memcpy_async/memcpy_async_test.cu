@@ -167,36 +167,10 @@ TEST(HostLineModel, TheLabPrintsLinesAndSectorsPerRow) {
 
 // ---- The grid rule (chapter 01's) ------------------------------------------------------------
 
-TEST(HostMemcpyAsyncGrid, OneBlockPerFourBatchesTheLastTakesWhatIsLeft) {
+TEST(HostMemcpyAsyncGrid, TheLessonTakesFourBatchesPerBlock) {
+  // The rule itself: course/batch_grid.hpp, tested by HostBatchGrid; here the chapter's use of it.
   EXPECT_EQ(kBatchesPerBlock, 4);
-  EXPECT_EQ(batch_grid(1, kBatchesPerBlock), 1u);
-  EXPECT_EQ(batch_grid(4, kBatchesPerBlock), 1u);
-  EXPECT_EQ(batch_grid(5, kBatchesPerBlock), 2u) << "a fifth batch needs a second block";
-  EXPECT_EQ(batch_grid(333, kBatchesPerBlock), 84u);
-  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock), 2502u);
   EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 65536u) << "1 GiB";
-  EXPECT_EQ(batch_grid(10007, kBatchesPerBlock, 3), 3u) << "a cap lowers the grid";
-  EXPECT_EQ(batch_grid(5, kBatchesPerBlock, 100), 2u) << "a cap above the rule changes nothing";
-}
-
-// Block b takes batches b, b + grid, ... (the kernels' loop): every batch once, no block idle.
-TEST(HostMemcpyAsyncGrid, EveryBatchHasABlockAndEveryBlockABatch) {
-  for (std::size_t num_batches = 1; num_batches <= 70; ++num_batches) {
-    const unsigned grid = batch_grid(num_batches, kBatchesPerBlock);
-    std::vector<int> taken(num_batches, 0);
-    for (unsigned block = 0; block < grid; ++block) {
-      int mine = 0;
-      for (std::size_t batch = block; batch < num_batches; batch += grid, ++mine) ++taken[batch];
-      EXPECT_GE(mine, 1) << num_batches << " batches: block " << block << " has none";
-      EXPECT_LE(mine, kBatchesPerBlock) << num_batches << " batches: block " << block;
-    }
-    EXPECT_EQ(std::count(taken.begin(), taken.end(), 1), static_cast<long>(num_batches)) << num_batches;
-  }
-}
-
-TEST(HostMemcpyAsyncGrid, RefusesABlockOfNoBatchesAndAGridPastTheLimit) {
-  EXPECT_THROW(batch_grid(10, 0), std::invalid_argument);
-  EXPECT_THROW(batch_grid(std::size_t{1} << 33, 1), std::invalid_argument);
 }
 
 // Every row of the three tables has a row in the model, and no model row is left without one.
