@@ -136,6 +136,26 @@ TEST(HostLineModel, AWarpOfFourByteCopiesTouchesOneLineOrTwo) {
   EXPECT_EQ(lab::units_per_warp_request(0, 8, lab::kLineBytes), 2u) << "8-byte copies: 256 bytes";
 }
 
+// The formula against a count by brute force: the distinct units that the 32 lanes' byte ranges
+// touch, for every copy width, every offset the width's alignment allows across two lines, and
+// both unit sizes.
+TEST(HostLineModel, FormulaAgreesWithCountingTheUnitsEveryLaneTouches) {
+  for (std::size_t copy_bytes : {std::size_t{4}, std::size_t{8}, std::size_t{16}}) {
+    for (std::size_t unit : {lab::kSectorBytes, lab::kLineBytes}) {
+      for (std::size_t offset = 0; offset < 2 * lab::kLineBytes; offset += copy_bytes) {
+        std::vector<std::size_t> units;
+        for (std::size_t lane = 0; lane < 32; ++lane) {
+          for (std::size_t byte = 0; byte < copy_bytes; ++byte) units.push_back((offset + lane * copy_bytes + byte) / unit);
+        }
+        std::sort(units.begin(), units.end());
+        const auto distinct = static_cast<std::size_t>(std::unique(units.begin(), units.end()) - units.begin());
+        EXPECT_EQ(lab::units_per_warp_request(offset, copy_bytes, unit), distinct)
+            << copy_bytes << "-byte copies, " << offset << " bytes past a line, units of " << unit;
+      }
+    }
+  }
+}
+
 // The model's table and the variant table agree, and every offset row keeps the alignment its copy
 // width needs while leaving the 128-byte line: only the line changes against its aligned row.
 TEST(HostLineModel, OffsetRowsKeepTheirWidthsAlignmentAndLeaveTheLine) {
