@@ -4,8 +4,9 @@
 // bytes of a tile (slices are byte ranges, multiples of 16 bytes), what a panel that ends inside a
 // tile does to them (a 1D copy has no out-of-bounds fill: the slices are clipped, some to nothing),
 // the ctaMask, the two counts every stage barrier starts with, the L2 traffic, and the cluster's
-// protocol run on the CPU in random orders: with the release done right, and done the way a ring
-// without multicast does it (each block releasing only itself), which races or deadlocks.
+// protocol, run on the CPU in random orders by the lesson model's engine (Part 4): with the release
+// done right, and done the way a ring without multicast does it (each block releasing only
+// itself), which races or deadlocks.
 // bulk_multicast.cu includes this header; bulk_multicast_test.cu checks it on the CPU.
 // PTX: cp.async.bulk (.multicast::cluster, ctaMask)
 //   https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async-bulk
@@ -16,13 +17,11 @@
 #include <cstdio>
 #include <optional>
 #include <ostream>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "course/mbarrier_model.hpp"
-#include "tma_multicast_model.hpp"  // Part 5: the panel of 16 KiB tiles, panel_value, broadcast_reference
+#include "tma_multicast_model.hpp"  // Part 4: the protocol engine; Part 5: the panel, panel_value, broadcast_reference
 
 // ==== The problem: the lab's panel, at 16-byte granularity ====================================
 
@@ -148,11 +147,13 @@ inline void print_bulk_plan(std::ostream& out, const char* name, const BulkClust
 
 // ==== The cluster's protocol, run step by step ================================================
 //
-// One cluster; per block one producer and `warps` consumer warps (Part 4's agents and steps). The
-// copies (one per destination) and the remote arrivals travel on their own and land when the
-// scheduler picks them. Reported: a stage read before all of its tile's bytes landed, a copy that
-// overwrites a stage before every consumer warp of that block read it, something reaching an exited
-// block, or a deadlock.
+// One cluster; per block one producer and `warps` consumer warps, run by Part 4's engine
+// (run_cluster_protocol in tma_multicast_model.hpp): the copies (one per destination) and the
+// remote arrivals travel on their own and land when the scheduler picks them. Reported: a stage
+// read before all of its tile's bytes landed, a copy that overwrites a stage before every consumer
+// warp of that block read it, something reaching an exited block, or a deadlock. What is new here
+// is only the protocol: full expects the tile's bytes (less for the panel's last tile), a slice
+// clipped to nothing is not copied at all, and a consumer warp releases every block of the cluster.
 
 enum class BulkBroken {
   none,
@@ -165,141 +166,36 @@ enum class BulkBroken {
 // One random interleaving (seeded) over tiles of the given byte counts; "" when nothing broke.
 inline std::string simulate_bulk_cluster(const BulkCluster& c, int stages, const std::vector<std::uint32_t>& tile_bytes,
                                          BulkBroken broken, int warps, unsigned seed) {
-  const int n = c.blocks, tiles = static_cast<int>(tile_bytes.size()), rounds = (tiles + stages - 1) / stages;
   const bool only_itself =
       broken == BulkBroken::releases_only_itself || broken == BulkBroken::releases_only_itself_counted;
-  const int empty_count = broken == BulkBroken::releases_only_itself_counted ? warps : bulk_sharers(c) * warps;
-  const bool final_sync = broken != BulkBroken::no_final_cluster_sync;
-  const std::vector<ProtocolOp> producer_ops = agent_program(true, tiles, final_sync);
-  const std::vector<ProtocolOp> consumer_ops = agent_program(false, tiles, final_sync);
-  struct Block {
-    std::vector<course::MbarrierModel> full, empty;
-    std::vector<std::vector<std::uint32_t>> landed;  // [stage][round]: bytes landed
-    std::vector<std::vector<int>> readers;           // [stage][round]: consumer warps that read it
-    int agents_left = 0;
+  ClusterProtocol p;
+  p.num_blocks = c.blocks;
+  p.num_tiles = static_cast<int>(tile_bytes.size());
+  p.empty_count = broken == BulkBroken::releases_only_itself_counted ? warps : bulk_sharers(c) * warps;
+  p.final_sync = broken != BulkBroken::no_final_cluster_sync;
+  p.expect_tx_bytes = [&c, &tile_bytes, broken](int x, int tile) {
+    return broken == BulkBroken::expects_own_slice_only ? bulk_copy_bytes(c, x, tile_bytes[tile]) : tile_bytes[tile];
   };
-  struct Agent {
-    int block = 0;
-    bool producer = false;
-    std::size_t pc = 0;
-    bool exited = false;
-    int arrivals_in_flight = 0;
+  p.copies = [&c, &tile_bytes](int x, int tile) {
+    std::vector<ProtocolCopy> copies;
+    const std::uint32_t bytes = bulk_copy_bytes(c, x, tile_bytes[tile]);
+    if (bytes == 0) return copies;  // the slice lies past the panel's end: no copy at all
+    for (int r = 0; r < c.blocks; ++r) {
+      if (bulk_mask(c, x) >> r & 1u) copies.push_back({r, bytes});
+    }
+    return copies;
   };
-  struct InFlight {
-    bool copy;  // a copy into one destination, or a remote arrival on its empty barrier
-    int from_agent, from_block, to_block, stage, round;
-    std::uint32_t bytes;
+  p.read_bytes = [&tile_bytes](int, int tile) { return tile_bytes[tile]; };
+  p.release_targets = [&c, only_itself](int x) {
+    std::vector<int> targets;
+    for (int i = 0; i < (only_itself ? 1 : bulk_sharers(c)); ++i) {
+      targets.push_back(only_itself ? x : bulk_release_target(c, x, i));
+    }
+    return targets;
   };
-  std::vector<Block> blocks(n);
-  for (Block& b : blocks) {
-    b.full.resize(stages);
-    b.empty.resize(stages);
-    for (course::MbarrierModel& m : b.full) m.init(1);
-    for (course::MbarrierModel& m : b.empty) m.init(empty_count);
-    b.landed.assign(stages, std::vector<std::uint32_t>(rounds, 0));
-    b.readers.assign(stages, std::vector<int>(rounds, 0));
-    b.agents_left = 1 + warps;
-  }
-  std::vector<Agent> agents(n * (1 + warps));
-  for (std::size_t i = 0; i < agents.size(); ++i) {
-    agents[i].block = static_cast<int>(i) / (1 + warps);
-    agents[i].producer = i % (1 + warps) == 0;
-  }
-  std::vector<InFlight> flight;
-  int cluster_arrivals = 0;
-  std::mt19937 random(seed);
-  auto name = [](int b) { return "block " + std::to_string(b); };
-  for (;;) {
-    std::vector<int> choices;  // i < agents.size(): agent i's next step; else an event in flight
-    for (std::size_t i = 0; i < agents.size(); ++i) {
-      const Agent& a = agents[i];
-      if (a.exited) continue;
-      const ProtocolOp& op = (a.producer ? producer_ops : consumer_ops)[a.pc];
-      const int stage = op.k_tile % stages;
-      const unsigned parity = (op.k_tile / stages) & 1u;
-      bool possible = true;
-      if (op.step == Step::wait_empty) possible = blocks[a.block].empty[stage].phase_done(parity ^ 1u);
-      if (op.step == Step::wait_full) possible = blocks[a.block].full[stage].phase_done(parity);
-      if (op.step == Step::cluster_arrive) possible = a.arrivals_in_flight == 0;
-      if (op.step == Step::cluster_wait) possible = cluster_arrivals == static_cast<int>(agents.size());
-      if (possible) choices.push_back(static_cast<int>(i));
-    }
-    for (std::size_t f = 0; f < flight.size(); ++f) choices.push_back(static_cast<int>(agents.size() + f));
-    if (choices.empty()) {
-      for (const Agent& a : agents) {
-        if (!a.exited) {
-          return "deadlock: " + name(a.block) + (a.producer ? "'s producer" : "'s consumer") + " waits forever at step " +
-                 std::to_string(a.pc);
-        }
-      }
-      return "";
-    }
-    const int pick = choices[std::uniform_int_distribution<std::size_t>(0, choices.size() - 1)(random)];
-    if (pick >= static_cast<int>(agents.size())) {  // an event lands
-      const InFlight e = flight[pick - agents.size()];
-      flight.erase(flight.begin() + (pick - static_cast<int>(agents.size())));
-      Block& to = blocks[e.to_block];
-      if (to.agents_left == 0) {
-        return std::string(e.copy ? "a copy" : "a remote arrival") + " from " + name(e.from_block) + " reached " +
-               name(e.to_block) + " after it exited";
-      }
-      if (e.copy) {
-        if (e.round > 0 && to.readers[e.stage][e.round - 1] < warps) {
-          return name(e.from_block) + " overwrote stage " + std::to_string(e.stage) + " of " + name(e.to_block) +
-                 " before all its consumer warps had read it";
-        }
-        to.landed[e.stage][e.round] += e.bytes;
-        to.full[e.stage].complete_tx(static_cast<int>(e.bytes));
-      } else {
-        to.empty[e.stage].arrive();
-        --agents[e.from_agent].arrivals_in_flight;
-      }
-      continue;
-    }
-    Agent& a = agents[pick];
-    const ProtocolOp op = (a.producer ? producer_ops : consumer_ops)[a.pc++];
-    const int stage = op.k_tile % stages, round = op.k_tile / stages, x = a.block;
-    const std::uint32_t bytes = tile_bytes[op.k_tile];  // the cluster steps and exit carry tile 0
-    Block& blk = blocks[x];
-    switch (op.step) {
-      case Step::expect_tx:
-        blk.full[stage].expect_tx(static_cast<int>(
-            broken == BulkBroken::expects_own_slice_only ? bulk_copy_bytes(c, x, bytes) : bytes));
-        blk.full[stage].arrive();
-        break;
-      case Step::issue:
-        if (bulk_copy_bytes(c, x, bytes) == 0) break;  // the slice lies past the panel's end
-        for (int r = 0; r < n; ++r) {
-          if (bulk_mask(c, x) >> r & 1u) flight.push_back({true, pick, x, r, stage, round, bulk_copy_bytes(c, x, bytes)});
-        }
-        break;
-      case Step::read:
-        if (blk.landed[stage][round] < bytes) {
-          return name(x) + "'s consumers read stage " + std::to_string(stage) + " (tile " + std::to_string(op.k_tile) +
-                 ") before all of its bytes had landed";
-        }
-        ++blk.readers[stage][round];
-        break;
-      case Step::release:
-        for (int i = 0; i < (only_itself ? 1 : bulk_sharers(c)); ++i) {
-          flight.push_back({false, pick, x, only_itself ? x : bulk_release_target(c, x, i), stage, round, 0u});
-          ++a.arrivals_in_flight;
-        }
-        break;
-      case Step::cluster_arrive: ++cluster_arrivals; break;
-      case Step::exit:
-        a.exited = true;
-        if (--blk.agents_left == 0) {
-          for (const InFlight& f : flight) {
-            if (f.copy && f.from_block == x) {
-              return name(x) + " exited while its copy to " + name(f.to_block) + " was still on the way";
-            }
-          }
-        }
-        break;
-      default: break;  // the waits: their condition was checked above
-    }
-  }
+  p.copy_word = "copy";
+  p.tile_word = "tile";
+  return run_cluster_protocol(p, stages, warps, seed);
 }
 
 // The first problem any of `runs` random interleavings (two consumer warps per block) runs into, or "".

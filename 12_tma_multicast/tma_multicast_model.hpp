@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <random>
@@ -246,14 +247,11 @@ inline void print_cluster_plan(std::ostream& out, const char* name, const Cluste
 // event at random. The first broken rule is reported: a stage read before all of its bytes
 // landed, a stage overwritten before every consumer warp read it, something reaching a block that
 // has exited (or a block exiting with one of its copies still on the way), or a deadlock.
-
-enum class Broken {
-  none,
-  empty_counts_self_twice,      // (blocks sharing A + blocks sharing B) x warps: no "- 1"
-  empty_counts_own_warps_only,  // the unicast count in a multicast kernel
-  tx_counts_own_slices_only,    // expect only the bytes this block loads itself
-  no_final_cluster_sync,
-};
+//
+// The engine (run_cluster_protocol) knows only these rules. What a kernel does is its protocol: how
+// many bytes each full barrier expects, which copies a producer issues, whom its consumers release,
+// the empty count. simulate_cluster below describes this lesson's matrix product to it;
+// bulk_multicast_model.hpp describes the 1D broadcast to the same engine.
 
 enum class Step { wait_empty, expect_tx, issue, wait_full, read, release, cluster_arrive, cluster_wait, exit };
 struct ProtocolOp {
@@ -279,23 +277,38 @@ inline std::vector<ProtocolOp> agent_program(bool producer, int k_tiles, bool fi
   return ops;
 }
 
-// One random interleaving (seeded) of a cluster of shape c with `stages` stages and `warps` consumer
-// warps per block over k_tiles k-tiles; "" when it ends with every agent done and nothing broken.
-inline std::string simulate_cluster(const ClusterShape& c, int stages, Broken broken, int warps, int k_tiles,
-                                    unsigned seed) {
-  const int num_blocks = c.x * c.y, agents_per_block = 1 + warps, rounds = (k_tiles + stages - 1) / stages;
-  const int empty_count = broken == Broken::empty_counts_self_twice      ? (a_sharers(c) + b_sharers(c)) * warps
-                          : broken == Broken::empty_counts_own_warps_only ? warps
-                                                                          : empty_arrivals(c) / kConsumerWarps * warps;
-  const int tx_bytes = static_cast<int>(broken == Broken::tx_counts_own_slices_only ? issued_bytes_per_k_tile(c)
-                                                                                    : full_tx_bytes(c));
-  const bool final_sync = broken != Broken::no_final_cluster_sync;
-  const std::vector<ProtocolOp> producer_ops = agent_program(true, k_tiles, final_sync);
-  const std::vector<ProtocolOp> consumer_ops = agent_program(false, k_tiles, final_sync);
+// One copy of a producer's issue step: the block it lands in and its bytes.
+struct ProtocolCopy {
+  int to_block;
+  std::uint32_t bytes;
+};
+
+// A kernel's protocol, as the engine needs it. Blocks are cluster ranks; a tile is one trip round
+// the ring of stages (a k-tile of the product, a tile of the broadcast's panel).
+struct ClusterProtocol {
+  int num_blocks = 1;
+  int num_tiles = 1;
+  int empty_count = 1;     // arrivals each empty barrier waits for per phase
+  bool final_sync = true;  // a cluster arrive + wait before every agent exits
+  std::function<std::uint32_t(int block, int tile)> expect_tx_bytes;    // the producer's expect-tx on full
+  std::function<std::vector<ProtocolCopy>(int block, int tile)> copies;  // its issue step, in issue order
+  std::function<std::uint32_t(int block, int tile)> read_bytes;         // what must have landed for a read
+  std::function<std::vector<int>(int block)> release_targets;           // whose empty a consumer warp arrives on
+  std::string copy_word = "copy";  // in messages: "a copy from block 1 reached ..."
+  std::string tile_word = "tile";  // in messages: "... read stage 0 (tile 2) before ..."
+};
+
+// One random interleaving (seeded) of protocol p with `stages` stages and `warps` consumer warps per
+// block; "" when it ends with every agent done and nothing broken.
+inline std::string run_cluster_protocol(const ClusterProtocol& p, int stages, int warps, unsigned seed) {
+  const int agents_per_block = 1 + warps, rounds = (p.num_tiles + stages - 1) / stages;
+  const std::vector<ProtocolOp> producer_ops = agent_program(true, p.num_tiles, p.final_sync);
+  const std::vector<ProtocolOp> consumer_ops = agent_program(false, p.num_tiles, p.final_sync);
 
   struct Block {
     std::vector<course::MbarrierModel> full, empty;
-    std::vector<std::vector<int>> landed, readers;  // [stage][round]: bytes landed, consumer warps that read
+    std::vector<std::vector<std::uint32_t>> landed;  // [stage][round]: bytes landed
+    std::vector<std::vector<int>> readers;           // [stage][round]: consumer warps that read it
     int agents_left = 0;
   };
   struct Agent {
@@ -306,20 +319,21 @@ inline std::string simulate_cluster(const ClusterShape& c, int stages, Broken br
     int arrivals_in_flight = 0;
   };
   struct InFlight {
-    bool copy;  // a slice of a multicast load, or a remote arrival on "empty"
-    int from_agent, from_block, to_block, stage, round, bytes;
+    bool copy;  // a copy into one destination, or a remote arrival on its empty barrier
+    int from_agent, from_block, to_block, stage, round;
+    std::uint32_t bytes;
   };
-  std::vector<Block> blocks(num_blocks);
+  std::vector<Block> blocks(p.num_blocks);
   for (Block& b : blocks) {
     b.full.resize(stages);
     b.empty.resize(stages);
     for (course::MbarrierModel& m : b.full) m.init(1);
-    for (course::MbarrierModel& m : b.empty) m.init(empty_count);
-    b.landed.assign(stages, std::vector<int>(rounds, 0));
+    for (course::MbarrierModel& m : b.empty) m.init(p.empty_count);
+    b.landed.assign(stages, std::vector<std::uint32_t>(rounds, 0));
     b.readers.assign(stages, std::vector<int>(rounds, 0));
     b.agents_left = agents_per_block;
   }
-  std::vector<Agent> agents(num_blocks * agents_per_block);
+  std::vector<Agent> agents(p.num_blocks * agents_per_block);
   for (std::size_t i = 0; i < agents.size(); ++i) {
     agents[i].block = static_cast<int>(i) / agents_per_block;
     agents[i].producer = i % agents_per_block == 0;
@@ -361,10 +375,9 @@ inline std::string simulate_cluster(const ClusterShape& c, int stages, Broken br
       const InFlight event = flight[pick - agents.size()];
       flight.erase(flight.begin() + (pick - static_cast<int>(agents.size())));
       Block& to = blocks[event.to_block];
-      const std::string what = event.copy ? "a multicast copy" : "a remote arrival";
       if (to.agents_left == 0) {
-        return what + " from " + block_name(event.from_block) + " reached " + block_name(event.to_block) +
-               " after it exited";
+        return (event.copy ? "a " + p.copy_word : std::string("a remote arrival")) + " from " +
+               block_name(event.from_block) + " reached " + block_name(event.to_block) + " after it exited";
       }
       if (event.copy) {
         if (event.round > 0 && to.readers[event.stage][event.round - 1] < warps) {
@@ -372,7 +385,7 @@ inline std::string simulate_cluster(const ClusterShape& c, int stages, Broken br
                  block_name(event.to_block) + " before all its consumer warps had read it";
         }
         to.landed[event.stage][event.round] += event.bytes;
-        to.full[event.stage].complete_tx(event.bytes);
+        to.full[event.stage].complete_tx(static_cast<int>(event.bytes));
       } else {
         to.empty[event.stage].arrive();
         --agents[event.from_agent].arrivals_in_flight;
@@ -383,33 +396,27 @@ inline std::string simulate_cluster(const ClusterShape& c, int stages, Broken br
     Agent& agent = agents[pick];
     const ProtocolOp op = (agent.producer ? producer_ops : consumer_ops)[agent.pc++];
     const int stage = op.k_tile % stages, round = op.k_tile / stages;
-    const int x = agent.block % c.x, y = agent.block / c.x;
     Block& blk = blocks[agent.block];
     switch (op.step) {
       case Step::expect_tx:
-        blk.full[stage].expect_tx(tx_bytes);
+        blk.full[stage].expect_tx(static_cast<int>(p.expect_tx_bytes(agent.block, op.k_tile)));
         blk.full[stage].arrive();
         break;
       case Step::issue:
-        for (int r = 0; r < num_blocks; ++r) {
-          if (a_multicast_mask(c, x, y) >> r & 1u) {
-            flight.push_back({true, pick, agent.block, r, stage, round, static_cast<int>(a_slice_bytes(c))});
-          }
-          if (b_multicast_mask(c, x, y) >> r & 1u) {
-            flight.push_back({true, pick, agent.block, r, stage, round, static_cast<int>(b_slice_bytes(c))});
-          }
+        for (const ProtocolCopy& copy : p.copies(agent.block, op.k_tile)) {
+          flight.push_back({true, pick, agent.block, copy.to_block, stage, round, copy.bytes});
         }
         break;
       case Step::read:
-        if (blk.landed[stage][round] < static_cast<int>(kStageBytes)) {
-          return block_name(agent.block) + "'s consumers read stage " + std::to_string(stage) + " (k-tile " +
-                 std::to_string(op.k_tile) + ") before all of its bytes had landed";
+        if (blk.landed[stage][round] < p.read_bytes(agent.block, op.k_tile)) {
+          return block_name(agent.block) + "'s consumers read stage " + std::to_string(stage) + " (" + p.tile_word +
+                 " " + std::to_string(op.k_tile) + ") before all of its bytes had landed";
         }
         ++blk.readers[stage][round];
         break;
       case Step::release:
-        for (int i = 0; i < num_release_targets(c); ++i) {
-          flight.push_back({false, pick, agent.block, release_target(c, x, y, i), stage, round, 0});
+        for (int target : p.release_targets(agent.block)) {
+          flight.push_back({false, pick, agent.block, target, stage, round, 0u});
           ++agent.arrivals_in_flight;
         }
         break;
@@ -419,7 +426,7 @@ inline std::string simulate_cluster(const ClusterShape& c, int stages, Broken br
         if (--blk.agents_left == 0) {
           for (const InFlight& f : flight) {
             if (f.copy && f.from_block == agent.block) {
-              return block_name(agent.block) + " exited while its multicast copy to " + block_name(f.to_block) +
+              return block_name(agent.block) + " exited while its " + p.copy_word + " to " + block_name(f.to_block) +
                      " was still on the way";
             }
           }
@@ -428,6 +435,50 @@ inline std::string simulate_cluster(const ClusterShape& c, int stages, Broken br
       default: break;  // the waits: their condition was checked above
     }
   }
+}
+
+// This lesson's protocol: the kernel's counts, or one deliberately broken.
+enum class Broken {
+  none,
+  empty_counts_self_twice,      // (blocks sharing A + blocks sharing B) x warps: no "- 1"
+  empty_counts_own_warps_only,  // the unicast count in a multicast kernel
+  tx_counts_own_slices_only,    // expect only the bytes this block loads itself
+  no_final_cluster_sync,
+};
+
+// One random interleaving (seeded) of a cluster of shape c with `stages` stages and `warps` consumer
+// warps per block over k_tiles k-tiles; "" when it ends with every agent done and nothing broken.
+inline std::string simulate_cluster(const ClusterShape& c, int stages, Broken broken, int warps, int k_tiles,
+                                    unsigned seed) {
+  ClusterProtocol p;
+  p.num_blocks = c.x * c.y;
+  p.num_tiles = k_tiles;
+  p.empty_count = broken == Broken::empty_counts_self_twice      ? (a_sharers(c) + b_sharers(c)) * warps
+                  : broken == Broken::empty_counts_own_warps_only ? warps
+                                                                  : empty_arrivals(c) / kConsumerWarps * warps;
+  p.final_sync = broken != Broken::no_final_cluster_sync;
+  const std::uint32_t tx_bytes =
+      broken == Broken::tx_counts_own_slices_only ? issued_bytes_per_k_tile(c) : full_tx_bytes(c);
+  p.expect_tx_bytes = [tx_bytes](int, int) { return tx_bytes; };
+  p.copies = [c](int block, int) {  // per destination rank: the A slice, then the B slice
+    const int x = block % c.x, y = block / c.x;
+    std::vector<ProtocolCopy> copies;
+    for (int r = 0; r < c.x * c.y; ++r) {
+      if (a_multicast_mask(c, x, y) >> r & 1u) copies.push_back({r, a_slice_bytes(c)});
+      if (b_multicast_mask(c, x, y) >> r & 1u) copies.push_back({r, b_slice_bytes(c)});
+    }
+    return copies;
+  };
+  p.read_bytes = [](int, int) { return kStageBytes; };  // both whole tiles, every k-tile
+  p.release_targets = [c](int block) {
+    const int x = block % c.x, y = block / c.x;
+    std::vector<int> targets;
+    for (int i = 0; i < num_release_targets(c); ++i) targets.push_back(release_target(c, x, y, i));
+    return targets;
+  };
+  p.copy_word = "multicast copy";
+  p.tile_word = "k-tile";
+  return run_cluster_protocol(p, stages, warps, seed);
 }
 
 // The first problem any of `runs` random interleavings (two consumer warps per block) runs into, or "".
