@@ -60,6 +60,25 @@ TEST(HostBulkPlan, SlicesCutEachTileIntoSixteenByteRangesCoveringItOnce) {
   }
 }
 
+// The same for every tile a panel of whole 16-byte units can end in: 16 bytes to 16 KiB.
+TEST(HostBulkPlan, EveryTileSizeIsCoveredOnceInEveryCluster) {
+  for (const BulkCluster& c : clusters()) {
+    for (std::uint32_t tile_bytes = kBulkGranuleBytes; tile_bytes <= kPanelTileBytes; tile_bytes += kBulkGranuleBytes) {
+      std::uint32_t total = 0;
+      std::uint32_t next = 0;  // slices are consecutive: each starts where the one before ended
+      for (int x = 0; x < bulk_sharers(c); ++x) {
+        const std::uint32_t bytes = bulk_copy_bytes(c, x, tile_bytes);
+        if (bytes > 0) {
+          ASSERT_EQ(bulk_slice_offset(c, x), next) << name(c) << ", tile of " << tile_bytes << ", block " << x;
+          next += bytes;
+        }
+        total += bytes;
+      }
+      ASSERT_EQ(total, tile_bytes) << name(c) << ", tile of " << tile_bytes;
+    }
+  }
+}
+
 TEST(HostBulkPlan, APartialTileClipsTheSlicesSomeToNothing) {
   const BulkCluster four{4, true};
   EXPECT_EQ(bulk_slice_bytes(four), 4096u);
