@@ -4,10 +4,9 @@
 // for maps of 3 to 5 dimensions (cp.async.bulk.tensor.3d/.4d/.5d), with element strides (the guide's
 // "stride 2 loads the real parts of a complex tensor": not in dimension 0 of a plain map, which lands
 // whole; in dimension 1 ceil(boxDim / stride) rows land); then L2 promotion and prefetching
-// (prefetch.tensormap, cp.async.bulk.prefetch.tensor) on the lesson's copy, timed. Interleaved
-// layouts are not taught: where an interleaved box lands is not modelled (the chapter page says
-// why). What changed from tma_2d.cu: the kernel writes out what landed in shared memory, and a
-// host model predicts every element of it.
+// (prefetch.tensormap, cp.async.bulk.prefetch.tensor) on the lesson's copy, timed; and interleaved
+// layouts (NC/4HWC4, NC/8HWC8), where a box lands otherwise. What changed from tma_2d.cu: the kernel
+// writes out what landed in shared memory, and a host model predicts every element of it.
 // Hardware: compute capability 9.0. Run: build/07_tma_2d/tensor_map_options [--bench] [--variant=NAME]
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-tma-to-transfer-multi-dimensional-arrays
 // API: cuTensorMapEncodeTiled https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TENSOR__MEMORY.html
@@ -20,49 +19,14 @@
 #include "tma_2d.cu"  // the lesson: its model (TensorMapRequest, encode_tiled), one_stage_tiles, launchers
 #include <array>
 
+#include "tensor_map_options_model.hpp"  // what lands where, and its expect-tx: the host model
+
 namespace options {  // the chapter's tests include both lessons
 
 constexpr std::size_t kSlabBytes = 64 * 1024;  // --size counts these: a 5D slab, a row of complex floats
 constexpr std::size_t kBoxAlign = 1024;        // TMA boxes: 128-byte aligned (1024: any swizzle pattern too)
 
-/// [model]
-// TUTORIAL: per dimension i a box traverses boxDim[i] elements from its start coordinate, taking
-// every elementStrides[i]-th: ceil(boxDim[i] / stride) of them land. Dimension 0 is the exception:
-// on a map without interleave its stride is ignored (driver API; the PTX ISA says it must be 1),
-// so a box row lands whole. What lands is stored densely, dimension 0 fastest, zero where an
-// element lies outside the tensor; the barrier must expect exactly those bytes. The model covers
-// maps without interleave only: box_walk() refuses the others.
-inline std::uint32_t traversal_stride(const TensorMapRequest& r, std::uint32_t i) {
-  return i == 0 ? 1 : r.element_strides[i];
-}
-inline std::uint32_t landed_elems(const TensorMapRequest& r, std::uint32_t i) {
-  return (r.box_dim[i] + traversal_stride(r, i) - 1) / traversal_stride(r, i);
-}
-inline std::uint32_t box_tx_bytes(const TensorMapRequest& r) {  // the expect-tx of one load
-  std::uint32_t bytes = element_bytes(r.data_type);
-  for (std::uint32_t i = 0; i < r.rank; ++i) bytes *= landed_elems(r, i);
-  return bytes;
-}
-// What a load of the box starting at `start` puts in shared memory (32-bit elements, no swizzle).
-inline void load_box_model(const std::vector<float>& gmem, const TensorMapRequest& r, const std::int32_t* start, float* smem) {
-  std::uint32_t k[5] = {};  // the landed element's index per dimension; k[0] runs fastest
-  for (std::size_t out = 0;;) {
-    std::int64_t row = 0;  // elements from the tensor's first to column 0 of this box row
-    bool row_inside = true;
-    for (std::uint32_t i = 1; i < r.rank; ++i) {
-      const std::int64_t at = start[i] + std::int64_t{k[i]} * traversal_stride(r, i);
-      row_inside = row_inside && at >= 0 && at < static_cast<std::int64_t>(r.global_dim[i]);
-      row += at * static_cast<std::int64_t>(r.global_strides[i - 1] / sizeof(float));
-    }
-    for (k[0] = 0; k[0] < landed_elems(r, 0); ++k[0]) {
-      const std::int64_t at = start[0] + std::int64_t{k[0]} * traversal_stride(r, 0);
-      smem[out++] = row_inside && at >= 0 && at < static_cast<std::int64_t>(r.global_dim[0]) ? gmem[row + at] : 0.0f;
-    }
-    std::uint32_t i = 1;
-    while (i < r.rank && ++k[i] == landed_elems(r, i)) k[i++] = 0;  // the next box row, like an odometer
-    if (i >= r.rank) return;
-  }
-}
+/// [walk]
 // A tensor covered box by box: box b starts at origin + (its index per dimension) x boxDim, so the
 // last box of a dimension may hang over the tensor's edge (a negative origin: the first too).
 struct BoxWalk {
@@ -78,8 +42,6 @@ TMA_2D_HOST_DEVICE inline void box_start(const BoxWalk& w, int box, std::int32_t
   }
 }
 inline BoxWalk box_walk(const TensorMapRequest& r, const std::array<std::int32_t, 5>& origin = {}) {
-  if (r.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE)
-    throw std::invalid_argument("this lesson's model covers maps without interleave only");
   BoxWalk w{static_cast<int>(r.rank), 1, {}, {}, {}, box_tx_bytes(r) / 4, box_tx_bytes(r)};
   for (std::uint32_t i = 0; i < r.rank; ++i) {
     w.step[i] = static_cast<std::int32_t>(r.box_dim[i]);
@@ -89,7 +51,7 @@ inline BoxWalk box_walk(const TensorMapRequest& r, const std::array<std::int32_t
   }
   return w;
 }
-/// [model]
+/// [walk]
 inline std::vector<float> reference(const std::vector<float>& gmem, const TensorMapRequest& r, const BoxWalk& w) {
   std::vector<float> out(std::size_t(w.num_boxes) * w.box_elems);
   std::int32_t start[5];
@@ -171,6 +133,21 @@ inline TensorMapRequest complex_request(const float* base, std::uint64_t rows, s
   r.element_strides[1] = 2;  // every other row: 16 of the box's 32 land
   return r;
 }
+// N images of 16 channels x 16 rows x 64 pixels (64 KiB each) as NC/4HWC4 floats (16-byte slices
+// of 4 channels, pixel after pixel, slice-plane after slice-plane) or NC/8HWC8 (32-byte slices, with
+// the 32-byte swizzle it requires): a map {64 pixels, 16 rows, slices, N}; a box, 32 x 8 pixels.
+inline TensorMapRequest interleaved_request(const float* base, std::uint64_t images, CUtensorMapInterleave interleave) {
+  const std::uint64_t slice_bytes = interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 16 : 32, slices = 64 / slice_bytes;
+  TensorMapRequest r = array_request(base, {{64, 16, slices, images, 1}, {32, 8, 1, 1, 1}}, 4);
+  r.interleave = interleave;
+  r.swizzle = slice_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
+  for (int i = 0; i < 3; ++i) r.global_strides[i] *= slice_bytes / sizeof(float);  // a pixel is a slice, not a float
+  return r;
+}
+// The same bytes as a plain map {4 channels, 64, 16, 4 slices, N}: its boxes land as the 16-byte ones.
+inline TensorMapRequest interleaved_as_plain(const float* base, std::uint64_t images) {
+  return array_request(base, {{4, 64, 16, 4, images}, {4, 32, 8, 1, 1}}, 5);
+}
 /// [tensors]
 inline std::vector<float> patterned(std::size_t elems) {  // position-dependent values (course/pattern.hpp)
   std::vector<float> host(elems);
@@ -233,6 +210,7 @@ const Variant kVariants[] = {
     {"rank5", "a 5D array as rank-3, -4 and -5 maps (.3d/.4d/.5d): rows rank5_3d, rank5_4d, rank5_5d"},
     {"element_strides", "complex floats, elementStrides {2, 2}: dimension 0 lands whole, every other row"},
     {"l2_promotion", "the lesson's one-stage copy with L2 promotion none/64B/128B/256B, then prefetched"},
+    {"interleave", "NC/4HWC4 and NC/8HWC8 images (rows interleave_16B, interleave_32B), the first as a plain map"},
 };
 static_assert(std::size(kVariants) <= 4, "a lesson has at most four variants: the rest is the lab's");
 
@@ -273,6 +251,12 @@ void run(const course::Options& opts, course::Report& report) {
     const Tensor t(patterned(slabs * kSlabBytes / sizeof(float)));  // `slabs` rows of 8192 complex floats
     check_boxes(rows, report, "element_strides", t, complex_request(t.gmem.data(), slabs, 8192));
   }
+  if (course::selected(opts, "interleave")) {
+    const Tensor t(patterned(slabs * kSlabBytes / sizeof(float)));  // `slabs` images
+    check_boxes(rows, report, "interleave_16B", t, interleaved_request(t.gmem.data(), slabs, CU_TENSOR_MAP_INTERLEAVE_16B));
+    check_boxes(rows, report, "interleave_16B_as_plain", t, interleaved_as_plain(t.gmem.data(), slabs));
+    check_boxes(rows, report, "interleave_32B", t, interleaved_request(t.gmem.data(), slabs, CU_TENSOR_MAP_INTERLEAVE_32B));
+  }
   if (course::selected(opts, "l2_promotion")) {
     ::Problem p(static_cast<int>(slabs), kMatrixCols);  // the lesson's matrix: one 16384-float row per slab
     const std::vector<float> expected = ::reference(p.host_in, p.view(false), false);
@@ -296,11 +280,12 @@ inline std::string describe(const TensorMapRequest& r) {
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info;
   info.program = "tensor_map_options";
-  info.title = "07 tensor_map_options: rank 3-5, element strides, L2 promotion";
+  info.title = "07 tensor_map_options: rank 3-5, element strides, L2 promotion, interleave";
   info.explanation =
       "Each map's boxes are loaded one at a time per block, written out as they landed in shared memory\n"
       "and compared with a host model of every element (fill included), which also gives the expect-tx.\n"
-      "--size: each tensor's bytes, whole 64 KiB slabs (5D slabs, complex rows, the lesson's matrix rows).";
+      "--size: each tensor's bytes, whole 64 KiB slabs (5D slabs, complex rows, the lesson's matrix rows,\n"
+      "images).";
   info.requirement = {9, 0, false, "cp.async.bulk.tensor (TMA)"};
   info.verify_bytes = 16u << 20;
   info.bench_bytes = 1u << 30;
@@ -313,7 +298,9 @@ course::ChapterInfo chapter_info() {
     for (const auto& [name, r] : {std::pair{"rank5_3d", array_request(base, slab_array(1), 3)},
                                   {"rank5_4d", array_request(base, slab_array(1), 4)},
                                   {"rank5_5d", array_request(base, slab_array(1), 5)},
-                                  {"element_strides", complex_request(base, 1, 8192)}}) {
+                                  {"element_strides", complex_request(base, 1, 8192)},
+                                  {"interleave_16B", interleaved_request(base, 1, CU_TENSOR_MAP_INTERLEAVE_16B)},
+                                  {"interleave_32B", interleaved_request(base, 1, CU_TENSOR_MAP_INTERLEAVE_32B)}}) {
       out << name << ": " << describe(r) << '\n';
     }
   };

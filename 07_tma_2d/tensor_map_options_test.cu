@@ -43,27 +43,34 @@ const float* const kAligned = reinterpret_cast<const float*>(std::uintptr_t{1} <
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Every element a load lands, computed one element at a time from its index in shared memory:
-// an independent statement of the model (the model walks box rows like an odometer).
+// an independent statement of the model (the model walks box rows like an odometer). With
+// interleave an index of dimension 0 is a slice of 4 or 8 floats, dimension rank - 2 lands one
+// index, and dimension 0's stride counts; a swizzle moves 16-byte chunk c of 128-byte line l to
+// chunk c xor (l mod chunks per span).
 std::vector<float> direct_box(const std::vector<float>& gmem, const TensorMapRequest& r, const std::int32_t* start) {
+  const bool interleaved = r.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE;
+  const std::size_t unit = r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 4 : r.interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 8 : 1;
   std::uint32_t landed[5], stride[5];
-  std::size_t total = 1;
+  std::size_t total = unit;
   for (std::uint32_t i = 0; i < r.rank; ++i) {
-    stride[i] = i == 0 ? 1 : r.element_strides[i];
-    landed[i] = (r.box_dim[i] + stride[i] - 1) / stride[i];
+    stride[i] = i == 0 && !interleaved ? 1 : r.element_strides[i];
+    landed[i] = interleaved && i + 2 == r.rank ? 1 : (r.box_dim[i] + stride[i] - 1) / stride[i];
     total *= landed[i];
   }
+  const std::size_t span_chunks = r.swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? 1 : std::size_t{1} << r.swizzle;  // 2, 4, 8
   std::vector<float> box(total);
   for (std::size_t e = 0; e < total; ++e) {
-    std::size_t rest = e;
-    std::int64_t offset = 0;
+    std::size_t rest = e / unit;
+    std::int64_t offset = static_cast<std::int64_t>(e % unit);
     bool inside = true;
     for (std::uint32_t i = 0; i < r.rank; ++i) {
       const std::int64_t at = start[i] + static_cast<std::int64_t>(rest % landed[i]) * stride[i];
       rest /= landed[i];
       inside = inside && at >= 0 && at < static_cast<std::int64_t>(r.global_dim[i]);
-      offset += at * (i == 0 ? 1 : static_cast<std::int64_t>(r.global_strides[i - 1] / sizeof(float)));
+      offset += at * (i == 0 ? static_cast<std::int64_t>(unit) : static_cast<std::int64_t>(r.global_strides[i - 1] / sizeof(float)));
     }
-    box[e] = inside ? gmem[static_cast<std::size_t>(offset)] : 0.0f;
+    const std::size_t line = e / 32, chunk = e / 4 % 8, to = line * 32 + (chunk ^ (line % span_chunks)) * 4 + e % 4;
+    box[to] = inside ? gmem[static_cast<std::size_t>(offset)] : 0.0f;
   }
   return box;
 }
@@ -95,18 +102,51 @@ TEST(HostOptionsModel, LandedElementsAreCeilOfBoxOverStrideExceptDimensionZero) 
   EXPECT_EQ(landed_elems(r, 0), 16u) << "without interleave the driver ignores dimension 0's stride";
 }
 
-// Where an interleaved box lands is not modelled: the walk (and so the reference and the kernel's
-// expect-tx) refuses such a map rather than predict it.
-TEST(HostOptionsModel, TheWalkRefusesAnInterleavedMap) {
-  TensorMapRequest r = options::array_request(kAligned, {{4, 16, 16, 16, 2}, {4, 16, 8, 4, 1}}, 5);
-  EXPECT_NO_THROW(box_walk(r));
-  r.interleave = CU_TENSOR_MAP_INTERLEAVE_16B;
-  try {
-    box_walk(r);
-    ADD_FAILURE() << "an interleaved map was walked with the plain model";
-  } catch (const std::invalid_argument& error) {
-    EXPECT_TRUE(contains(error.what(), "covers maps without interleave only")) << error.what();
-  }
+// An interleaved box: an index of dimension 0 is a whole slice whatever the data type, dimension
+// 0's stride counts, and dimension rank - 2 lands one index whatever its boxDim (measured on an H100).
+TEST(HostOptionsModel, AnInterleavedIndexOfDimensionZeroIsASlice) {
+  TensorMapRequest r = options::interleaved_request(kAligned, 2, CU_TENSOR_MAP_INTERLEAVE_16B);
+  EXPECT_EQ(options::unit_bytes(r), 16u);
+  EXPECT_EQ(box_tx_bytes(r), 32u * 8 * 16) << "32 pixels x 8 rows of one 16-byte slice";
+  EXPECT_EQ(box_walk(r).num_boxes, 2 * 2 * 4 * 2) << "2 x 2 boxes per slice-plane, 4 planes, 2 images";
+  r.box_dim[2] = 3;
+  EXPECT_EQ(landed_elems(r, 2), 1u) << "the slices: one per load, whatever boxDim";
+  r.element_strides[0] = 3;
+  EXPECT_EQ(landed_elems(r, 0), 11u) << "ceil(32 / 3) pixels: dimension 0's stride counts with interleave";
+  const TensorMapRequest wide = options::interleaved_request(kAligned, 2, CU_TENSOR_MAP_INTERLEAVE_32B);
+  EXPECT_EQ(options::unit_bytes(wide), 32u);
+  EXPECT_EQ(box_tx_bytes(wide), 32u * 8 * 32);
+  TensorMapRequest three = options::interleaved_request(kAligned, 2, CU_TENSOR_MAP_INTERLEAVE_16B);
+  three.rank = 3;  // {pixels, rows, slices}: now dimension 1 is rank - 2
+  three.box_dim[1] = 8;
+  EXPECT_EQ(landed_elems(three, 1), 1u);
+}
+
+// The 16-byte interleave of NC/4HWC4 images lands what a plain map of the same bytes lands,
+// {4 channels, pixels, rows, slices, images} with a box of 4 channels: 16 bytes per pixel either way.
+TEST(HostOptionsModel, TheSixteenByteInterleaveLandsAsAPlainMapOfTheSameBytes) {
+  const std::vector<float> gmem = options::patterned(3 * options::kSlabBytes / sizeof(float));
+  const TensorMapRequest interleaved = options::interleaved_request(kAligned, 3, CU_TENSOR_MAP_INTERLEAVE_16B);
+  const TensorMapRequest plain = options::interleaved_as_plain(kAligned, 3);
+  EXPECT_EQ(box_tx_bytes(interleaved), box_tx_bytes(plain));
+  EXPECT_EQ(options::reference(gmem, interleaved, box_walk(interleaved)), options::reference(gmem, plain, box_walk(plain)));
+}
+
+// The 32-byte interleave with its 32-byte swizzle: in every other 128-byte line of shared memory
+// the two 16-byte halves of each slice trade places.
+TEST(HostOptionsModel, TheThirtyTwoByteSwizzleSwapsHalvesInOddLines) {
+  const std::vector<float> gmem = counting(options::kSlabBytes / sizeof(float));
+  TensorMapRequest r = options::interleaved_request(kAligned, 1, CU_TENSOR_MAP_INTERLEAVE_32B);
+  const std::int32_t start[4] = {0, 0, 0, 0};
+  const std::vector<float> swizzled = model_box(gmem, r, start);
+  r.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  const std::vector<float> plain = model_box(gmem, r, start);
+  ASSERT_EQ(swizzled.size(), plain.size());
+  EXPECT_EQ(std::vector<float>(swizzled.begin(), swizzled.begin() + 32), std::vector<float>(plain.begin(), plain.begin() + 32))
+      << "line 0 keeps its order";
+  EXPECT_EQ(swizzled[32], plain[36]) << "line 1 starts with the second half of pixel 4's slice";
+  EXPECT_EQ(swizzled[36], plain[32]);
+  EXPECT_EQ(plain[8], 9.0f) << "pixel 1's slice: floats 8..15 of the image";
 }
 
 TEST(HostOptionsModel, ExpectTxOfTheLessonsMaps) {
@@ -156,6 +196,33 @@ TEST(HostOptionsModel, AgreesWithTheDirectFormulaOnRandomBoxes) {
     std::int32_t start[5];
     for (std::uint32_t i = 0; i < r.rank; ++i) start[i] = uniform(-int(r.box_dim[i]), int(r.global_dim[i]));
     ASSERT_EQ(model_box(gmem, r, start), direct_box(gmem, r, start)) << "random box " << n << ", rank " << r.rank;
+  }
+}
+
+// The same for interleaved maps: slices of 4 or 8 floats, any swizzle, ranks 3 to 5.
+TEST(HostOptionsModel, AgreesWithTheDirectFormulaOnRandomInterleavedBoxes) {
+  std::mt19937 rng(11);
+  const auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int n = 0; n < 3000; ++n) {
+    TensorMapRequest r;
+    r.rank = static_cast<std::uint32_t>(uniform(3, 5));
+    r.interleave = uniform(0, 1) ? CU_TENSOR_MAP_INTERLEAVE_16B : CU_TENSOR_MAP_INTERLEAVE_32B;
+    r.swizzle = static_cast<CUtensorMapSwizzle>(uniform(0, 3));
+    std::uint64_t stride_elems = r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 4 : 8;  // floats per slice
+    for (std::uint32_t i = 0; i < r.rank; ++i) {
+      r.global_dim[i] = static_cast<std::uint64_t>(uniform(1, 7));
+      r.box_dim[i] = static_cast<std::uint32_t>(uniform(1, 9));
+      r.element_strides[i] = static_cast<std::uint32_t>(uniform(1, 4));
+      if (i > 0) r.global_strides[i - 1] = stride_elems * sizeof(float);
+      stride_elems *= r.global_dim[i] + static_cast<std::uint64_t>(uniform(0, 2));  // padding
+    }
+    const std::size_t pattern_bytes = r.swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? 16 : 128u << r.swizzle;  // 256, 512, 1024
+    if (box_tx_bytes(r) % pattern_bytes != 0) r.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;  // the model's own limit
+    const std::vector<float> gmem = counting(stride_elems);
+    std::int32_t start[5];
+    for (std::uint32_t i = 0; i < r.rank; ++i) start[i] = uniform(-int(r.box_dim[i]), int(r.global_dim[i]));
+    const std::vector<float> landed = direct_box(gmem, r, start);
+    ASSERT_EQ(model_box(gmem, r, start), landed) << "random interleaved box " << n << ", rank " << r.rank;
   }
 }
 
@@ -253,20 +320,22 @@ TEST(HostOptionsRules, TheLessonsMapsPassAtEverySize) {
   EXPECT_FALSE(broken_tensor_map_rule(options::complex_request(kAligned, 37, 100)));
 }
 
-// The rules of the interleave value alone (no claim about where such a box lands): rank 3 or more,
-// the 16-byte interleave with any swizzle, the 32-byte one with the 32-byte swizzle.
+// The lesson's interleaved maps pass at every size; a 16-byte interleave takes any swizzle, and
+// dimension 0's stride; with interleave a row of pixels spans pixels x slice bytes, not x elements.
 TEST(HostOptionsRules, InterleavedRequestsTheRulesAccept) {
-  TensorMapRequest sixteen = options::array_request(kAligned, {{4, 16, 16, 16, 2}, {4, 16, 8, 4, 1}}, 5);
-  sixteen.interleave = CU_TENSOR_MAP_INTERLEAVE_16B;  // NC/4HWC4 floats: 16-byte slices
-  EXPECT_FALSE(broken_tensor_map_rule(sixteen)) << broken_tensor_map_rule(sixteen).value_or("");
-  TensorMapRequest thirty_two = options::array_request(kAligned, {{8, 6, 5, 3, 2}, {8, 4, 4, 2, 1}}, 5);
-  thirty_two.interleave = CU_TENSOR_MAP_INTERLEAVE_32B;  // NC/8HWC8 floats: 32-byte slices
-  thirty_two.swizzle = CU_TENSOR_MAP_SWIZZLE_32B;
-  EXPECT_FALSE(broken_tensor_map_rule(thirty_two)) << broken_tensor_map_rule(thirty_two).value_or("");
-  TensorMapRequest three = options::array_request(kAligned, {{4, 20, 9, 1, 1}, {4, 8, 4, 1, 1}}, 3);
-  three.interleave = CU_TENSOR_MAP_INTERLEAVE_16B;
-  three.element_strides[0] = 2;  // allowed by the PTX ISA on an interleaved map
-  EXPECT_FALSE(broken_tensor_map_rule(three)) << broken_tensor_map_rule(three).value_or("");
+  for (std::uint64_t images : {1ull, 3ull, 65536ull}) {
+    for (CUtensorMapInterleave i : {CU_TENSOR_MAP_INTERLEAVE_16B, CU_TENSOR_MAP_INTERLEAVE_32B}) {
+      const TensorMapRequest r = options::interleaved_request(kAligned, images, i);
+      EXPECT_FALSE(broken_tensor_map_rule(r)) << images << ": " << broken_tensor_map_rule(r).value_or("");
+    }
+  }
+  TensorMapRequest any = options::interleaved_request(kAligned, 2, CU_TENSOR_MAP_INTERLEAVE_16B);
+  any.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  any.element_strides[0] = 2;  // allowed by the PTX ISA on an interleaved map
+  EXPECT_FALSE(broken_tensor_map_rule(any)) << broken_tensor_map_rule(any).value_or("");
+  TensorMapRequest overlapping = any;
+  overlapping.global_strides[0] = 64 * 4;  // 64 pixels of 4 bytes: but a pixel is a 16-byte slice
+  EXPECT_TRUE(contains(broken_tensor_map_rule(overlapping).value_or(""), "is less than the 1024 bytes"));
 }
 
 struct BrokenCase {
@@ -276,8 +345,8 @@ struct BrokenCase {
 };
 
 std::vector<BrokenCase> broken_cases() {
-  TensorMapRequest wide = options::array_request(kAligned, {{8, 5, 3, 2, 2}, {8, 4, 2, 1, 1}}, 5);
-  wide.interleave = CU_TENSOR_MAP_INTERLEAVE_32B;  // NC/8HWC8 floats: 32-byte slices, but no swizzle
+  TensorMapRequest wide = options::interleaved_request(kAligned, 2, CU_TENSOR_MAP_INTERLEAVE_32B);
+  wide.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;  // NC/8HWC8 floats: 32-byte slices, but no swizzle
   TensorMapRequest flat = options::complex_request(kAligned, 37, 100);
   flat.interleave = CU_TENSOR_MAP_INTERLEAVE_16B;
   TensorMapRequest nine = options::array_request(kAligned, options::slab_array(4), 5);
@@ -313,7 +382,7 @@ TEST(HostOptionsChapter, VariantsAndRows) {
   EXPECT_LE(std::size(options::kVariants), 4u);
   std::set<std::string> names;
   for (const options::Variant& v : options::kVariants) names.insert(v.name);
-  EXPECT_EQ(names, (std::set<std::string>{"rank5", "element_strides", "l2_promotion"}));
+  EXPECT_EQ(names, (std::set<std::string>{"rank5", "element_strides", "l2_promotion", "interleave"}));
   std::set<CUtensorMapL2promotion> promotions;
   for (const options::L2Row& row : options::kL2Rows) {
     EXPECT_EQ(std::string(row.name).rfind("l2_promotion_", 0), 0u) << row.name;
@@ -350,10 +419,11 @@ TEST(HostOptionsChapter, HostModelGivesEachMapsExpectTx) {
   options::chapter_info().host_model(text);
   for (const char* line : {"rank5_3d: lands {64 of 64, 4 of 4, 12 of 12}: expect-tx 12288 bytes per load",
                            "rank5_5d: lands {64 of 64, 4 of 4, 2 of 2, 2 of 2, 3 of 3}: expect-tx 12288 bytes per load",
-                           "element_strides: lands {64 of 64, 16 of 32}: expect-tx 4096 bytes per load"}) {
+                           "element_strides: lands {64 of 64, 16 of 32}: expect-tx 4096 bytes per load",
+                           "interleave_16B: lands {32 of 32, 8 of 8, 1 of 1, 1 of 1}: expect-tx 4096 bytes per load",
+                           "interleave_32B: lands {32 of 32, 8 of 8, 1 of 1, 1 of 1}: expect-tx 8192 bytes per load"}) {
     EXPECT_TRUE(contains(text.str(), line)) << line << "\n" << text.str();
   }
-  EXPECT_FALSE(contains(text.str(), "interleave")) << text.str();
 }
 
 // ---- What the compiler emits ---------------------------------------------------------------------
@@ -514,6 +584,56 @@ TEST_F(Sm90_Options, EveryStrideOfAnOuterDimension) {
   EXPECT_MATCHES(boxes(t5, r, {-4, -2, -3, 0, -1}), "rank 5, strides {1, 2, 3, 1, 2}, from before the tensor");
 }
 
+// Interleaved images: the lesson's maps, boxes hanging over the edges, one block walking them all,
+// pixels skipped (dimension 0's stride), a boxDim over the slices (one lands), the 16-byte
+// interleave under every swizzle, and ranks 3 and 5 (where rows, or the second of two row
+// dimensions, are dimension rank - 2).
+TEST_F(Sm90_Options, InterleavedImagesLandAsModelled) {
+  const std::uint64_t images = 3;
+  const Tensor t(options::patterned(images * options::kSlabBytes / sizeof(float)));
+  for (CUtensorMapInterleave i : {CU_TENSOR_MAP_INTERLEAVE_16B, CU_TENSOR_MAP_INTERLEAVE_32B}) {
+    const std::string what = i == CU_TENSOR_MAP_INTERLEAVE_16B ? "16-byte interleave" : "32-byte interleave";
+    const TensorMapRequest r = options::interleaved_request(t.gmem.data(), images, i);
+    EXPECT_MATCHES(boxes(t, r), what);
+    EXPECT_MATCHES(boxes(t, r, {-5, -3, 0, 0, 0}), what << ", boxes hanging over the edges");
+    EXPECT_MATCHES(boxes(t, r, {}, 1), what << ", one block walking every box");
+    for (std::uint32_t s : {2u, 3u}) {
+      TensorMapRequest strided = r;
+      strided.element_strides[0] = s;
+      EXPECT_MATCHES(boxes(t, strided, {-1, 0, 0, 0, 0}), what << ", every " << s << "th pixel");
+    }
+    TensorMapRequest planes = r;
+    planes.box_dim[2] = 2;
+    EXPECT_MATCHES(boxes(t, planes), what << ", boxDim 2 over the slices: one lands");
+    TensorMapRequest three = r;  // {pixels, rows, slices x images}
+    three.rank = 3;
+    three.global_dim[2] *= images;
+    EXPECT_MATCHES(boxes(t, three), what << ", rank 3: one row per load");
+    TensorMapRequest five = r;  // {pixels, 8 rows, 2 halves of the image, slices, images}
+    five.rank = 5;
+    const std::uint64_t dims[5] = {64, 8, 2, r.global_dim[2], images};
+    const std::uint64_t strides[4] = {r.global_strides[0], 8 * r.global_strides[0], r.global_strides[1], r.global_strides[2]};
+    const std::uint32_t box[5] = {32, 4, 2, 1, 1};
+    std::copy(dims, dims + 5, five.global_dim);
+    std::copy(strides, strides + 4, five.global_strides);
+    std::copy(box, box + 5, five.box_dim);
+    EXPECT_MATCHES(boxes(t, five), what << ", rank 5");
+  }
+  for (CUtensorMapSwizzle swizzle : {CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_128B}) {
+    TensorMapRequest r = options::interleaved_request(t.gmem.data(), images, CU_TENSOR_MAP_INTERLEAVE_16B);
+    r.swizzle = swizzle;
+    EXPECT_MATCHES(boxes(t, r, {-5, -3, 0, 0, 0}), "16-byte interleave, swizzle " << swizzle_span_bytes(swizzle));
+  }
+}
+
+// The lesson's claim, on the hardware: the 16-byte interleave lands what the plain map of the same
+// bytes lands, box for box.
+TEST_F(Sm90_Options, TheSixteenByteInterleaveLandsAsThePlainMap) {
+  const Tensor t(options::patterned(2 * options::kSlabBytes / sizeof(float)));
+  EXPECT_EQ(landed(options::interleaved_request(t.gmem.data(), 2, CU_TENSOR_MAP_INTERLEAVE_16B)),
+            landed(options::interleaved_as_plain(t.gmem.data(), 2)));
+}
+
 // ---- On the GPU: the expect-tx, measured ------------------------------------------------------
 
 constexpr unsigned long long kProbeWaitNs = 50'000'000;  // 50 ms: thousands of times a box's load
@@ -576,7 +696,7 @@ TxVerdict probe_rank(const CUtensorMap& map, const BoxWalk& walk, int box, std::
 // The verdict for one count; shared memory room for the whole box as traversed, strides ignored.
 TxVerdict probe(const TensorMapRequest& r, const BoxWalk& walk, int box, std::uint32_t tx_bytes) {
   const CUtensorMap map = encode_tiled(r);
-  std::size_t traversed = sizeof(float);
+  std::size_t traversed = options::unit_bytes(r);  // an element, or with interleave a slice
   for (std::uint32_t i = 0; i < r.rank; ++i) traversed *= r.box_dim[i];
   const std::size_t smem = traversed + kBoxAlign;
   switch (r.rank) {
@@ -620,6 +740,16 @@ TEST_F(Sm90_OptionsTxBytes, TheModelsCountIsExactForEveryMap) {
     TensorMapRequest strided = complex;
     strided.element_strides[1] = s;
     expect_model_count_exact(strided, box_walk(strided), {64 * (32 / s) * 4}, "rows stride " + std::to_string(s));
+  }
+  for (CUtensorMapInterleave i : {CU_TENSOR_MAP_INTERLEAVE_16B, CU_TENSOR_MAP_INTERLEAVE_32B}) {
+    const TensorMapRequest r = options::interleaved_request(gmem.data(), 4, i);  // a slice per pixel, not a float
+    expect_model_count_exact(r, box_walk(r), {32 * 8 * 4}, "interleave " + std::to_string(options::unit_bytes(r)));
+    TensorMapRequest planes = r;
+    planes.box_dim[2] = 2;
+    expect_model_count_exact(planes, box_walk(planes), {2 * box_tx_bytes(r)}, "boxDim 2 over the slices");
+    TensorMapRequest strided = r;
+    strided.element_strides[0] = 3;
+    expect_model_count_exact(strided, box_walk(strided, {-2, -1, 0, 0, 0}), {box_tx_bytes(r)}, "every 3rd pixel, at the edges");
   }
 }
 
@@ -673,7 +803,8 @@ int run_program(std::vector<std::string> args, void (*run)(const course::Options
 TEST_F(Sm90_Options, TheProgramPassesEveryVariant) {
   std::string out;
   EXPECT_EQ(run_program({"tensor_map_options", "--size=1M"}, options::run, out), course::kExitPass) << out;
-  for (const char* row : {"rank5_3d", "rank5_4d", "rank5_5d", "element_strides", "l2_promotion_none",
+  for (const char* row : {"rank5_3d", "rank5_4d", "rank5_5d", "element_strides", "interleave_16B",
+                          "interleave_16B_as_plain", "interleave_32B", "l2_promotion_none",
                           "l2_promotion_64B", "l2_promotion_128B", "l2_promotion_256B", "l2_promotion_none_prefetch"}) {
     EXPECT_TRUE(contains(out, row)) << row << '\n' << out;
   }
@@ -683,9 +814,9 @@ TEST_F(Sm90_Options, TheProgramPassesEveryVariant) {
 // A request the rules refuse ends the program with the rule's sentence and exit code 1, before
 // the driver sees it: here a 32-byte interleave without the 32-byte swizzle.
 void run_refused(const course::Options& opts, course::Report& report) {
-  const options::Tensor t(options::patterned(2 * 3 * 5 * 6 * 8));
-  TensorMapRequest r = options::array_request(t.gmem.data(), {{8, 6, 5, 3, 2}, {8, 4, 4, 2, 1}}, 5);
-  r.interleave = CU_TENSOR_MAP_INTERLEAVE_32B;
+  const options::Tensor t(options::patterned(options::kSlabBytes / sizeof(float)));
+  TensorMapRequest r = options::interleaved_request(t.gmem.data(), 1, CU_TENSOR_MAP_INTERLEAVE_32B);
+  r.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
   options::check_boxes(opts, report, "interleave_32B_without_swizzle", t, r);
 }
 

@@ -144,8 +144,9 @@ inline std::optional<std::string> broken_tensor_map_rule(const TensorMapRequest&
     if (stride >= (1ull << 40)) return rule_text("globalStrides[", i, "] = ", stride, " bytes is not below 2^40");
     // The driver's stride formula: stride[0] = dim[0] x element size + padding[0],
     // stride[i] = stride[i-1] x (dim[i] + padding[i]), padding never negative. The driver
-    // itself accepts overlapping rows; this course rejects them (a store would race).
-    const std::uint64_t spans = i == 0 ? r.global_dim[0] * elem : r.global_strides[i - 1] * r.global_dim[i];
+    // itself accepts overlapping rows; this course rejects them (a store would race). With
+    // interleave one index of dimension 0 is a whole 16- or 32-byte slice (measured on an H100).
+    const std::uint64_t spans = i == 0 ? r.global_dim[0] * (interleaved ? align : elem) : r.global_strides[i - 1] * r.global_dim[i];
     if (stride < spans) {
       return rule_text("globalStrides[", i, "] = ", stride, " bytes is less than the ", spans,
                        " bytes that one index of dimension ", i + 1, " spans");
