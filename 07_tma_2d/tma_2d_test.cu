@@ -617,7 +617,16 @@ class RequestMaker {
     switch (uniform(12)) {
       case 0: r.data_type = static_cast<CUtensorMapDataType>(uniform(17)); break;  // packed types and one past
       case 1: r.rank = static_cast<std::uint32_t>(uniform(7)); break;
-      case 2: r.interleave = static_cast<CUtensorMapInterleave>(uniform(4)); break;
+      case 2:
+        r.interleave = static_cast<CUtensorMapInterleave>(uniform(4));
+        if (r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B || r.interleave == CU_TENSOR_MAP_INTERLEAVE_32B) {
+          std::uint64_t pitch = r.global_dim[0] * (r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 16 : 32);  // a slice per index
+          for (std::uint32_t d = 0; d < 4; ++d) {
+            r.global_strides[d] = pitch;  // packed: one index of dimension d + 1 spans the rows below it
+            pitch *= r.global_dim[d + 1];
+          }
+        }
+        break;
       case 3: r.swizzle = static_cast<CUtensorMapSwizzle>(uniform(8)); break;
       case 4: r.l2_promotion = static_cast<CUtensorMapL2promotion>(uniform(5)); break;
       case 5: r.oob_fill = static_cast<CUtensorMapFloatOOBfill>(uniform(3)); break;

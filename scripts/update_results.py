@@ -119,6 +119,11 @@ def read_report(path):
     return device, iters, rows
 
 
+def short_device(device):
+    """The GPU's name from a report's device line: "NVIDIA H200 (compute capability ...)" -> "NVIDIA H200"."""
+    return (device or "unrecorded device").split(" (")[0]
+
+
 def results_block(device, iters, rows):
     lines = ["| variant | GB/s | × cudaMemcpy D2D | median ms |", "| --- | ---: | ---: | ---: |"]
     for row in rows:
@@ -365,13 +370,14 @@ def main():
                 continue
             measured.append((program, device, iters, rows))
             rows_of[program or (programs[0] if programs else rows[0]["chapter"])] = {row["variant"]: row for row in rows}
-            device_of[folder] = device
+            if not program or folder not in device_of:
+                device_of[folder] = device  # the chart's device: the lesson's
             for row in rows:
                 if row["variant"] == BASELINE:
                     continue
                 kind = "library" if "cublas" in row["variant"] else ("lab" if program.endswith("_lab") else "lesson")
                 label = (f"{program}: " if program and not program.endswith("_lab") else "") + row["variant"]
-                bars_of.setdefault(folder, []).append((label, float(row["ratio_to_memcpy"]), kind))
+                bars_of.setdefault(folder, []).append((label, float(row["ratio_to_memcpy"]), kind, device))
         if old is None:
             if measured:
                 print(f"{folder}: no README.md at {readme}; skipped")
@@ -425,8 +431,13 @@ def main():
     overview = []
     for folder, bars in sorted(bars_of.items()):
         order = {"lesson": 0, "library": 1, "lab": 2}
-        bars = sorted(bars, key=lambda b: order[b[2]])
+        # A program measured on another device than the lesson's is marked on its bars: each ratio
+        # is to cudaMemcpy on its own device, in its own run.
+        bars = [(label if device == device_of.get(folder) else f"{label} [{short_device(device)}]", ratio, kind)
+                for label, ratio, kind, device in sorted(bars, key=lambda b: order[b[2]])]
         note = f"x cudaMemcpy device-to-device, same run; {device_of.get(folder) or 'unrecorded device'}"
+        if any(label.endswith("]") for label, _, _ in bars):
+            note = f"x cudaMemcpy device-to-device, same run; [..]: another device; {short_device(device_of.get(folder))}"
         write_if_changed(args.root / folder / "figures" / f"results_{folder}.svg",
                          bar_chart(f"{folder}: bandwidth of every variant", bars, note[:110]), args.check, stale)
         own = [b for b in bars if b[2] != "library"]

@@ -131,6 +131,25 @@ class UpdateResults(unittest.TestCase):
         self.assertIn("Lab: <!-- value:demo_lab:fast_s1:ratio -->0.01, lesson <!-- value:demo:fast:ratio -->0.99.",
                       self.readme.read_text())
 
+    def test_a_program_measured_on_another_device_is_marked_on_the_chart(self):
+        (self.results / "bench_01_demo.demo_lab.csv").write_text(
+            "# Other GPU (compute capability 9.0)\n# iters=20\n" + HEADER + LAB_ROWS + "# status=passed\n")
+        self.readme.write_text(page("Text."))
+        result = self.run_script()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        chart = (self.root / "01_demo" / "figures" / "results_01_demo.svg").read_text()
+        self.assertIn("fast_s1 [Other GPU]", chart)
+        self.assertIn(">fast<", chart)  # the lesson's bars carry no mark: the chart's device is the lesson's
+        self.assertIn("[..]: another device; Demo GPU", chart)
+        self.assertIn("Measured on Other GPU", self.readme.read_text())
+
+    def test_one_device_marks_nothing(self):
+        self.readme.write_text(page("Text."))
+        self.assertEqual(self.run_script().returncode, 0)
+        chart = (self.root / "01_demo" / "figures" / "results_01_demo.svg").read_text()
+        self.assertNotIn("[", chart.replace("[..]", ""))
+        self.assertIn("same run; Demo GPU (compute capability 9.0)", chart)
+
 
 class NcuUnits(unittest.TestCase):
     """Nsight Compute scales units per value; a column of the ncu table must still hold one unit."""

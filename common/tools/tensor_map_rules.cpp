@@ -72,7 +72,8 @@ void usage(std::FILE* out) {
                "  --type=f32|tf32|f16|bf16|f64|u8|u16|u32|i32|u64|i64   element type (default f32)\n"
                "  --dims=..             elements per dimension, 1 to 5 values (the rank)\n"
                "  --box=..              the box one copy moves, elements per dimension\n"
-               "  --strides=..          bytes between indices of dimensions 1..rank-1 (default: packed rows)\n"
+               "  --strides=..          bytes between indices of dimensions 1..rank-1 (default: packed rows;\n"
+               "                        with interleave an index of dimension 0 is a 16- or 32-byte slice)\n"
                "  --element-strides=..  every k-th element per dimension (default 1)\n"
                "  --swizzle=none|32|64|128  --interleave=none|16|32  --l2=none|64|128|256  --oob=none|nan\n"
                "  --address-offset=N    bytes past a 256-byte aligned global address (default 0)\n"
@@ -125,9 +126,6 @@ int main(int argc, char** argv) {
     const std::vector<std::uint64_t> strides = numbers("--strides", given["--strides"], 4);
     if (strides.size() + 1 != dims.size()) refuse("--strides needs rank - 1 = " + std::to_string(dims.size() - 1) + " values");
     for (std::size_t i = 0; i < strides.size(); ++i) r.global_strides[i] = strides[i];
-  } else {
-    std::uint64_t stride = elem;
-    for (std::size_t i = 0; i + 1 < dims.size(); ++i) r.global_strides[i] = stride *= dims[i];  // packed rows
   }
   if (given.count("--element-strides")) {
     const std::vector<std::uint64_t> es = numbers("--element-strides", given["--element-strides"], 5);
@@ -140,6 +138,10 @@ int main(int argc, char** argv) {
   r.interleave = choice<CUtensorMapInterleave>("--interleave", given.count("--interleave") ? given["--interleave"] : "none",
                                                {{"none", CU_TENSOR_MAP_INTERLEAVE_NONE}, {"16", CU_TENSOR_MAP_INTERLEAVE_16B},
                                                 {"32", CU_TENSOR_MAP_INTERLEAVE_32B}});
+  if (!given.count("--strides")) {  // packed rows; with interleave an index of dimension 0 is a 16- or 32-byte slice
+    std::uint64_t stride = r.interleave == CU_TENSOR_MAP_INTERLEAVE_NONE ? elem : r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 16 : 32;
+    for (std::size_t i = 0; i + 1 < dims.size(); ++i) r.global_strides[i] = stride *= dims[i];
+  }
   r.l2_promotion = choice<CUtensorMapL2promotion>(
       "--l2", given.count("--l2") ? given["--l2"] : "none",
       {{"none", CU_TENSOR_MAP_L2_PROMOTION_NONE}, {"64", CU_TENSOR_MAP_L2_PROMOTION_L2_64B},
