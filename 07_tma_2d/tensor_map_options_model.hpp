@@ -24,7 +24,7 @@ namespace options {
 // so a box row lands whole. What lands is stored densely, dimension 0 fastest, zero where an
 // element lies outside the tensor; the barrier must expect exactly those bytes.
 // An interleaved map (NC/4HWC4: slices of channels, pixel after pixel) differs in three ways,
-// measured on an H100 (the chapter page shows the dumps): one index of dimension 0 is a whole
+// measured on an H100 (the chapter page says how): one index of dimension 0 is a whole
 // 16- or 32-byte slice, whatever the data type; dimension 0's stride counts (pixels are skipped);
 // and dimension rank - 2 (the slices) lands one index per load, whatever its boxDim.
 inline bool interleaved(const TensorMapRequest& r) { return r.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE; }
@@ -43,8 +43,9 @@ inline std::uint32_t box_tx_bytes(const TensorMapRequest& r) {  // the expect-tx
   for (std::uint32_t i = 0; i < r.rank; ++i) bytes *= landed_elems(r, i);
   return bytes;
 }
-// Where the float at `elem` of the dense box sits in shared memory: a swizzle (here only the
-// 32-byte interleave's) exchanges 16-byte chunks within its span, keyed by the 128-byte row.
+// Where the float at `elem` of the dense box sits in shared memory: a swizzle (the lesson's
+// 32-byte interleave requires one) exchanges 16-byte chunks within its span, keyed by the
+// 128-byte line of shared memory, as chapter 08 teaches.
 inline std::size_t swizzled(const TensorMapRequest& r, std::size_t elem) {
   const std::size_t byte = elem * sizeof(float), chunks = swizzle_span_bytes(r.swizzle) / 16;
   return chunks == 0 ? elem : (byte ^ (((byte >> 7) & (chunks - 1)) << 4)) / sizeof(float);
