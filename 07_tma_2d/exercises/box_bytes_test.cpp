@@ -61,22 +61,9 @@ void play(const Load& load) {
   for (std::uint32_t i = 1; i < load.map.rank; ++i) rows *= load.map.box_dim[i];
   const std::uint64_t row_bytes = std::uint64_t{load.map.box_dim[0]} * element_bytes(load.map.data_type);
   const std::uint32_t announced = box_tx_bytes(load.map, load.coords.data());
-  course::MbarrierModel full_bar;
-  full_bar.init(1);                                // the leader's arrival only
-  full_bar.expect_tx(static_cast<int>(announced));  // arrive.expect_tx: the bytes first,
-  full_bar.arrive();                                // then the arrival
-  for (std::uint64_t row = 0; row < rows; ++row) {
-    if (full_bar.phase_done(0)) {
-      FAIL() << where(load) << ": announcing " << announced << " bytes completes the phase while rows of the box are "
-             << "still landing. The block would read shared memory that TMA has not written yet, and no error "
-                "would say so";
-    }
-    full_bar.complete_tx(static_cast<int>(row_bytes));
-  }
-  if (!full_bar.phase_done(0)) {
-    FAIL() << where(load) << ": announcing " << announced << " bytes, the phase never completes although every "
-           << "row of the box has landed. On the GPU the bounded wait gives up on barrier 'full'";
-  }
+  const course::LoadVerdict verdict = course::play_load(announced, rows, row_bytes);
+  ASSERT_EQ(verdict, course::LoadVerdict::exact)
+      << where(load) << ": announcing " << announced << " bytes " << course::load_verdict_text(verdict);
 }
 
 TEST(HostExerciseBoxBytes, TheChaptersTileInsideTheMatrix) {

@@ -54,21 +54,9 @@ void play(const std::string& what, const TensorMapRequest& map) {
     rows *= interleaved && i + 2 == map.rank ? 1 : (map.box_dim[i] + map.element_strides[i] - 1) / map.element_strides[i];
   }
   const std::uint32_t announced = load_bytes(map);
-  course::MbarrierModel full_bar;
-  full_bar.init(1);                                 // the leader's arrival only
-  full_bar.expect_tx(static_cast<int>(announced));  // arrive.expect_tx: the bytes first,
-  full_bar.arrive();                                // then the arrival
-  for (std::uint64_t row = 0; row < rows; ++row) {
-    if (full_bar.phase_done(0)) {
-      FAIL() << what << ": announcing " << announced << " bytes completes the phase while rows of the box are still "
-             << "landing; the block would read shared memory that TMA has not written yet";
-    }
-    full_bar.complete_tx(static_cast<int>(row_bytes));
-  }
-  if (!full_bar.phase_done(0)) {
-    FAIL() << what << ": announcing " << announced << " bytes, the phase never completes although every row of the "
-           << "box has landed. On the GPU the bounded wait gives up on barrier 'full'";
-  }
+  const course::LoadVerdict verdict = course::play_load(announced, rows, row_bytes);
+  ASSERT_EQ(verdict, course::LoadVerdict::exact)
+      << what << ": announcing " << announced << " bytes " << course::load_verdict_text(verdict);
 }
 
 constexpr auto kNone = CU_TENSOR_MAP_INTERLEAVE_NONE, k16 = CU_TENSOR_MAP_INTERLEAVE_16B, k32 = CU_TENSOR_MAP_INTERLEAVE_32B;

@@ -5,7 +5,10 @@
 /// orders, to show that no order deadlocks or overwrites a buffer too early. This is the
 /// barrier those simulations use: a phase completes when its pending arrivals reach zero
 /// and its transaction count is zero again, then the arrival count is re-armed.
+/// play_load() grades a load's expect-tx on it (the exercises of chapters 07 and 08).
 #pragma once
+
+#include <cstdint>
 
 namespace course {
 
@@ -39,5 +42,34 @@ struct MbarrierModel {
     }
   }
 };
+
+/// What becomes of a tensor load announced with `announced` bytes (the leader's
+/// arrive.expect_tx on a fresh barrier of count 1) when `rows` rows of `row_bytes` land one
+/// after another: the phase completes with the last row, before it, or never.
+enum class LoadVerdict { exact, completes_early, never_completes };
+inline LoadVerdict play_load(std::uint64_t announced, std::uint64_t rows, std::uint64_t row_bytes) {
+  MbarrierModel full_bar;
+  full_bar.init(1);                                 // the leader's arrival only
+  full_bar.expect_tx(static_cast<int>(announced));  // arrive.expect_tx: the bytes first,
+  full_bar.arrive();                                // then the arrival
+  for (std::uint64_t row = 0; row < rows; ++row) {
+    if (full_bar.phase_done(0)) return LoadVerdict::completes_early;
+    full_bar.complete_tx(static_cast<int>(row_bytes));
+  }
+  return full_bar.phase_done(0) ? LoadVerdict::exact : LoadVerdict::never_completes;
+}
+/// The consequence of a wrong count, in a sentence that follows "announcing N bytes".
+inline const char* load_verdict_text(LoadVerdict verdict) {
+  switch (verdict) {
+    case LoadVerdict::completes_early:
+      return "completes the phase while rows of the box are still landing. The block would read shared memory that "
+             "TMA has not written yet, and no error would say so";
+    case LoadVerdict::never_completes:
+      return "leaves the phase open although every row of the box has landed. On the GPU the bounded wait gives up on "
+             "barrier 'full'";
+    default:
+      return "completes the phase with the last row";
+  }
+}
 
 }  // namespace course

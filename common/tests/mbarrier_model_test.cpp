@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace {
 
 TEST(HostMbarrierModel, AFreshBarrierCountsThePhaseBeforeTheFirstAsComplete) {
@@ -42,6 +44,16 @@ TEST(HostMbarrierModel, ParityAlternatesWithEveryCompletedPhase) {
     EXPECT_TRUE(bar.phase_done(phase & 1u)) << phase;
   }
   EXPECT_EQ(bar.completed, 4u);
+}
+
+// A load of 3 rows of 256 bytes: only 768 announced bytes complete the phase with the last row.
+TEST(HostMbarrierModel, APlayedLoadCompletesWithItsLastRowOnlyForItsOwnCount) {
+  EXPECT_EQ(course::play_load(768, 3, 256), course::LoadVerdict::exact);
+  EXPECT_EQ(course::play_load(512, 3, 256), course::LoadVerdict::completes_early);
+  EXPECT_EQ(course::play_load(0, 3, 256), course::LoadVerdict::completes_early);
+  EXPECT_EQ(course::play_load(1024, 3, 256), course::LoadVerdict::never_completes);
+  EXPECT_EQ(course::play_load(700, 3, 256), course::LoadVerdict::never_completes) << "the count passes zero between rows";
+  EXPECT_NE(std::string(course::load_verdict_text(course::LoadVerdict::completes_early)).find("still landing"), std::string::npos);
 }
 
 }  // namespace
