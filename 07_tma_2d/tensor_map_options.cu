@@ -137,7 +137,7 @@ inline TensorMapRequest complex_request(const float* base, std::uint64_t rows, s
 // of 4 channels, pixel after pixel, slice-plane after slice-plane) or NC/8HWC8 (32-byte slices, with
 // the 32-byte swizzle it requires): a map {64 pixels, 16 rows, slices, N}; a box, 32 x 8 pixels.
 inline TensorMapRequest interleaved_request(const float* base, std::uint64_t images, CUtensorMapInterleave interleave) {
-  const std::uint64_t slice_bytes = interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 16 : 32, slices = 64 / slice_bytes;
+  const std::uint64_t slice_bytes = interleave_slice_bytes(interleave), slices = 64 / slice_bytes;
   TensorMapRequest r = array_request(base, {{64, 16, slices, images, 1}, {32, 8, 1, 1, 1}}, 4);
   r.interleave = interleave;
   r.swizzle = slice_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tma_2d_model.hpp"  // TensorMapRequest, element_bytes, swizzle_span_bytes
+#include "tma_2d_model.hpp"  // TensorMapRequest, element_bytes, swizzle_span_bytes, interleave_slice_bytes
 
 namespace options {
 
@@ -29,7 +29,7 @@ namespace options {
 // and dimension rank - 2 (the slices) lands one index per load, whatever its boxDim.
 inline bool interleaved(const TensorMapRequest& r) { return r.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE; }
 inline std::uint32_t unit_bytes(const TensorMapRequest& r) {  // one index of dimension 0
-  return !interleaved(r) ? element_bytes(r.data_type) : r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 16 : 32;
+  return interleaved(r) ? interleave_slice_bytes(r.interleave) : element_bytes(r.data_type);
 }
 inline std::uint32_t traversal_stride(const TensorMapRequest& r, std::uint32_t i) {
   return i == 0 && !interleaved(r) ? 1 : r.element_strides[i];

@@ -79,6 +79,10 @@ constexpr std::uint32_t swizzle_span_bytes(CUtensorMapSwizzle swizzle) {  // 0: 
   return swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? 0 : swizzle == CU_TENSOR_MAP_SWIZZLE_32B ? 32
          : swizzle == CU_TENSOR_MAP_SWIZZLE_64B ? 64 : 128;
 }
+// With interleave one index of dimension 0 is a whole slice of channels (measured on an H100).
+constexpr std::uint32_t interleave_slice_bytes(CUtensorMapInterleave interleave) {  // 0: no interleave
+  return interleave == CU_TENSOR_MAP_INTERLEAVE_NONE ? 0 : interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 16 : 32;
+}
 // The most bytes one copy may move: the shared memory one SM can give a block (228 KiB on
 // compute capability 9.0, measured on an H100, and on 10.x; 100 KiB on 12.x). Undocumented.
 constexpr std::uint64_t max_box_bytes(int compute_capability) {
@@ -146,7 +150,7 @@ inline std::optional<std::string> broken_tensor_map_rule(const TensorMapRequest&
     // stride[i] = stride[i-1] x (dim[i] + padding[i]), padding never negative. The driver
     // itself accepts overlapping rows; this course rejects them (a store would race). With
     // interleave one index of dimension 0 is a whole 16- or 32-byte slice (measured on an H100).
-    const std::uint64_t spans = i == 0 ? r.global_dim[0] * (interleaved ? align : elem) : r.global_strides[i - 1] * r.global_dim[i];
+    const std::uint64_t spans = i == 0 ? r.global_dim[0] * (interleaved ? interleave_slice_bytes(r.interleave) : elem) : r.global_strides[i - 1] * r.global_dim[i];
     if (stride < spans) {
       return rule_text("globalStrides[", i, "] = ", stride, " bytes is less than the ", spans,
                        " bytes that one index of dimension ", i + 1, " spans");

@@ -620,7 +620,7 @@ class RequestMaker {
       case 2:
         r.interleave = static_cast<CUtensorMapInterleave>(uniform(4));
         if (r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B || r.interleave == CU_TENSOR_MAP_INTERLEAVE_32B) {
-          std::uint64_t pitch = r.global_dim[0] * (r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 16 : 32);  // a slice per index
+          std::uint64_t pitch = r.global_dim[0] * interleave_slice_bytes(r.interleave);  // a slice per index
           for (std::uint32_t d = 0; d < 4; ++d) {
             r.global_strides[d] = pitch;  // packed: one index of dimension d + 1 spans the rows below it
             pitch *= r.global_dim[d + 1];

@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
                                                {{"none", CU_TENSOR_MAP_INTERLEAVE_NONE}, {"16", CU_TENSOR_MAP_INTERLEAVE_16B},
                                                 {"32", CU_TENSOR_MAP_INTERLEAVE_32B}});
   if (!given.count("--strides")) {  // packed rows; with interleave an index of dimension 0 is a 16- or 32-byte slice
-    std::uint64_t stride = r.interleave == CU_TENSOR_MAP_INTERLEAVE_NONE ? elem : r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 16 : 32;
+    std::uint64_t stride = r.interleave == CU_TENSOR_MAP_INTERLEAVE_NONE ? elem : course::interleave_slice_bytes(r.interleave);
     for (std::size_t i = 0; i + 1 < dims.size(); ++i) r.global_strides[i] = stride *= dims[i];
   }
   r.l2_promotion = choice<CUtensorMapL2promotion>(
