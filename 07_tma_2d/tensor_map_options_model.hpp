@@ -52,6 +52,8 @@ inline std::size_t swizzled(const TensorMapRequest& r, std::size_t elem) {
 }
 // What a load of the box starting at `start` puts in shared memory (32-bit elements).
 inline void load_box_model(const std::vector<float>& gmem, const TensorMapRequest& r, const std::int32_t* start, float* smem) {
+  if (unit_bytes(r) % sizeof(float) != 0)
+    throw std::invalid_argument("the model holds elements of 4 or 8 bytes (or interleaved slices) as floats");
   if (r.swizzle != CU_TENSOR_MAP_SWIZZLE_NONE && box_tx_bytes(r) % (8 * swizzle_span_bytes(r.swizzle)) != 0)
     throw std::invalid_argument("the model places swizzled boxes of whole swizzle patterns (8 x the span) only");
   std::uint32_t k[5] = {};  // the landed element's index per dimension; k[0] runs fastest

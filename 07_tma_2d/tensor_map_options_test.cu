@@ -49,7 +49,9 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 // chunk c xor (l mod chunks per span).
 std::vector<float> direct_box(const std::vector<float>& gmem, const TensorMapRequest& r, const std::int32_t* start) {
   const bool interleaved = r.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE;
-  const std::size_t unit = r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B ? 4 : r.interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 8 : 1;
+  const std::size_t unit = r.interleave == CU_TENSOR_MAP_INTERLEAVE_16B   ? 4
+                           : r.interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 8
+                                                                           : element_bytes(r.data_type) / sizeof(float);
   std::uint32_t landed[5], stride[5];
   std::size_t total = unit;
   for (std::uint32_t i = 0; i < r.rank; ++i) {
@@ -178,10 +180,11 @@ TEST(HostOptionsModel, LandsWhatAHandCountSays) {
   EXPECT_EQ(model_box(gmem, r, last), (std::vector<float>{2005, 2006, 2007, 2008, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
 }
 
-// 3000 random boxes over random tensors (dimensions 1..7, boxes 1..9, strides 1..4, padded rows):
-// the model against the direct formula. Interleaved: ranks 3 to 5, either interleave (slices of 4
-// or 8 floats), any swizzle whose whole pattern the box fills; plain: ranks 1 to 5.
-void expect_model_matches_direct_formula(unsigned seed, bool interleaved) {
+// 3000 random boxes over random tensors (dimensions 1..7, boxes 1..9, element strides 1..8, padded
+// rows): the model against the direct formula. Interleaved: ranks 3 to 5, either interleave (slices
+// of 4 or 8 floats), any swizzle whose whole pattern the box fills (most swizzled boxes get rows
+// of one pattern); plain: ranks 1 to 5, 4- or 8-byte elements.
+void expect_model_matches_direct_formula(unsigned seed, bool interleaved, int& swizzled_boxes) {
   std::mt19937 rng(seed);
   const auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int n = 0; n < 3000; ++n) {
@@ -190,17 +193,23 @@ void expect_model_matches_direct_formula(unsigned seed, bool interleaved) {
     if (interleaved) {
       r.interleave = uniform(0, 1) ? CU_TENSOR_MAP_INTERLEAVE_16B : CU_TENSOR_MAP_INTERLEAVE_32B;
       r.swizzle = static_cast<CUtensorMapSwizzle>(uniform(0, 3));
+    } else {
+      r.data_type = uniform(0, 1) ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
     }
     std::uint64_t stride_elems = options::unit_bytes(r) / sizeof(float);  // floats per index of dimension 0
+    const std::size_t pattern_bytes = r.swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? 16 : 128u << r.swizzle;  // 256, 512, 1024
+    // A swizzled box gets rows of one whole pattern (8 to 64 slices) over about as many pixels.
+    const int pattern_slices = static_cast<int>(pattern_bytes / options::unit_bytes(r));
     for (std::uint32_t i = 0; i < r.rank; ++i) {
-      r.global_dim[i] = static_cast<std::uint64_t>(uniform(1, 7));
-      r.box_dim[i] = static_cast<std::uint32_t>(uniform(1, 9));
-      r.element_strides[i] = static_cast<std::uint32_t>(uniform(1, 4));
+      const bool pattern_row = i == 0 && r.swizzle != CU_TENSOR_MAP_SWIZZLE_NONE && uniform(0, 3) != 0;
+      r.global_dim[i] = static_cast<std::uint64_t>(pattern_row ? uniform(pattern_slices - 3, pattern_slices + 3) : uniform(1, 7));
+      r.box_dim[i] = static_cast<std::uint32_t>(pattern_row ? pattern_slices : uniform(1, 9));
+      r.element_strides[i] = static_cast<std::uint32_t>(pattern_row ? 1 : uniform(1, 8));
       if (i > 0) r.global_strides[i - 1] = stride_elems * sizeof(float);
       stride_elems *= r.global_dim[i] + static_cast<std::uint64_t>(uniform(0, 2));  // padding
     }
-    const std::size_t pattern_bytes = r.swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? 16 : 128u << r.swizzle;  // 256, 512, 1024
     if (box_tx_bytes(r) % pattern_bytes != 0) r.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;  // the model's own limit
+    swizzled_boxes += r.swizzle != CU_TENSOR_MAP_SWIZZLE_NONE;
     const std::vector<float> gmem = counting(stride_elems);
     std::int32_t start[5];
     for (std::uint32_t i = 0; i < r.rank; ++i) start[i] = uniform(-int(r.box_dim[i]), int(r.global_dim[i]));
@@ -209,9 +218,26 @@ void expect_model_matches_direct_formula(unsigned seed, bool interleaved) {
   }
 }
 
-TEST(HostOptionsModel, AgreesWithTheDirectFormulaOnRandomBoxes) { expect_model_matches_direct_formula(7, false); }
+TEST(HostOptionsModel, AgreesWithTheDirectFormulaOnRandomBoxes) {
+  int swizzled_boxes = 0;
+  expect_model_matches_direct_formula(7, false, swizzled_boxes);
+}
 
-TEST(HostOptionsModel, AgreesWithTheDirectFormulaOnRandomInterleavedBoxes) { expect_model_matches_direct_formula(11, true); }
+TEST(HostOptionsModel, AgreesWithTheDirectFormulaOnRandomInterleavedBoxes) {
+  int swizzled_boxes = 0;
+  expect_model_matches_direct_formula(11, true, swizzled_boxes);
+  EXPECT_GE(swizzled_boxes, 100) << "too few random boxes filled a whole swizzle pattern to test the swizzle";
+}
+
+// The model holds what lands as floats: 1- and 2-byte elements of a plain map it refuses.
+TEST(HostOptionsModel, RefusesElementsNarrowerThanAFloat) {
+  TensorMapRequest r = options::array_request(kAligned, {{64, 4, 1, 1, 1}, {16, 2, 1, 1, 1}}, 2);
+  r.data_type = CU_TENSOR_MAP_DATA_TYPE_UINT16;
+  const std::vector<float> gmem(64 * 4);
+  const std::int32_t start[2] = {0, 0};
+  std::vector<float> box(64);
+  EXPECT_THROW(load_box_model(gmem, r, start, box.data()), std::invalid_argument);
+}
 
 // With element strides 1, the boxes of a walk land every element of the tensor once, and the rest
 // of every box is fill; also with the first boxes starting before the tensor.
