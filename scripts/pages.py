@@ -3,7 +3,7 @@
 
     scripts/pages.py [--check] [--root DIR]
 
-A chapter page (NN_topic/README.md) quotes a marked region of a source file of its chapter as a
+A chapter page (NN_topic/README.md, the core page, or NN_topic/REFERENCE.md, the reference page) quotes a marked region of a source file of its chapter as a
 fenced block between two comment lines:
 
     <!-- snippet: sync_copy.cu kernel -->
@@ -18,8 +18,10 @@ from the sources (and turns a Doxygen `@snippet file marker` line into one). Pag
 Markdown: it also turns the Doxygen-only forms a page may contain into Markdown that GitHub shows
 and the site's copies (docs/prepare_pages.cmake) turn back: a heading label `## Title {#label}`
 becomes an anchor line `<a name="label"></a>` above the heading, and `@ref label "text"` a link
-(`[text](#label)`, `[text](../NN_topic/README.md#label)`, or `[text](../NN_topic/README.md)` for a
-chapter page). With --check it writes
+(`[text](#label)`, `[text](REFERENCE.md#label)` for the other page of the same chapter,
+`[text](../NN_topic/README.md#label)` or `[text](../NN_topic/REFERENCE.md#label)` for another
+chapter's, or `[text](../NN_topic/README.md)` for a page's title). A label is defined once among
+all the pages (the site has one namespace of labels). With --check it writes
 nothing and exits 1, naming each stale block, when a page differs from its sources; CTest runs that
 check. A marker that is missing, or present other than twice, is an error either way.
 """
@@ -71,19 +73,36 @@ HEADING_LABEL = re.compile(r"^(?P<heading>#+ .*?)\s*\{#(?P<label>\w+)\}\s*$")
 REF = re.compile(r'@ref (?P<label>\w+)(?: "(?P<text>[^"]*)")?')
 
 
-def labels_of(pages) -> dict:
-    """label -> (page, heading text) for every labelled heading and every anchor line."""
-    found = {}
+def labels_of(pages, errors=None) -> dict:
+    """label -> (page, heading text) for every labelled heading and every anchor line.
+
+    A label defined on two pages (or twice on one) is appended to `errors` as one line."""
+    found, where = {}, {}
     for page in pages:
         lines = page.read_text().splitlines()
         for n, line in enumerate(lines):
             heading = HEADING_LABEL.match(line)
             anchor = re.match(r'^\s*<a name="(\w+)"></a>\s*$', line)
             if heading:
-                found[heading["label"]] = (page, re.sub(r"^#+ ", "", heading["heading"]))
+                label, text = heading["label"], re.sub(r"^#+ ", "", heading["heading"])
             elif anchor and n + 1 < len(lines):
-                found[anchor.group(1)] = (page, re.sub(r"^#+ ", "", lines[n + 1]))
+                label, text = anchor.group(1), re.sub(r"^#+ ", "", lines[n + 1])
+            else:
+                continue
+            if label in where and errors is not None:
+                errors.append(f"{page}:{n + 1}: label '{label}' is also defined at {where[label]}; "
+                              "the site needs every label once")
+            where.setdefault(label, f"{page}:{n + 1}")
+            found.setdefault(label, (page, text))
+        # The site labels each page's title (chNN_topic, chNN_topic_reference) where the page does not.
+        if lines and lines[0].startswith("# "):
+            found.setdefault(page_label(page), (page, re.sub(r"^# |\s*\{#\w+\}\s*$", "", lines[0])))
     return found
+
+
+def page_label(page: Path) -> str:
+    """The site's label of a chapter page's title: chNN_topic, or chNN_topic_reference."""
+    return f"ch{page.parent.name}" + ("_reference" if page.name == "REFERENCE.md" else "")
 
 
 def plain_markdown(page: Path, lines: list, labels: dict) -> list:
@@ -102,10 +121,14 @@ def plain_markdown(page: Path, lines: list, labels: dict) -> list:
             target, title = labels[label]
             text = text or title
             first = target.read_text().splitlines()[0]
-            is_title = HEADING_LABEL.match(first) and HEADING_LABEL.match(first)["label"] == label
+            is_title = label == page_label(target) or (
+                HEADING_LABEL.match(first) and HEADING_LABEL.match(first)["label"] == label)
             if target == page:
                 return f"[{text}](#{label})"
-            where = f"../{target.parent.name}/README.md"
+            if target.parent == page.parent and is_title:
+                return f"[{text}]({target.name})"
+            # The other page of the same chapter by its name, another chapter's through its folder.
+            where = target.name if target.parent == page.parent else f"../{target.parent.name}/{target.name}"
             return f"[{text}]({where})" if is_title else f"[{text}]({where}#{label})"
 
         out.append(REF.sub(link, line))
@@ -136,17 +159,29 @@ def render(page: Path, labels: dict) -> str:
     return "\n".join(out) + ("\n" if page.read_text().endswith("\n") else "")
 
 
+def chapter_pages(root: Path) -> list:
+    """Every chapter's pages, in course order: its core page README.md, then REFERENCE.md if it has one."""
+    pages = []
+    for folder in sorted(path for path in root.glob("[0-9][0-9]_*") if path.is_dir()):
+        pages += [folder / name for name in ("README.md", "REFERENCE.md") if (folder / name).is_file()]
+    return pages
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="Regenerate the code blocks of the chapter pages.")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     args = parser.parse_args()
-    pages = sorted(args.root.glob("[0-9][0-9]_*/README.md"))
+    pages = chapter_pages(args.root)
     if not pages:
         print(f"no chapter pages under {args.root}", file=sys.stderr)
         return 1
     stale, errors, blocks = [], 0, 0
-    labels = labels_of(pages)
+    duplicates = []
+    labels = labels_of(pages, duplicates)
+    for duplicate in duplicates:
+        print(duplicate, file=sys.stderr)
+    errors += len(duplicates)
     for page in pages:
         try:
             new = render(page, labels)

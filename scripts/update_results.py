@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes measured bandwidth into each chapter's README.md.
+"""Writes measured bandwidth into each chapter's pages (README.md and REFERENCE.md).
 
     scripts/update_results.py RESULTS_DIR [--check] [--root DIR]
 
@@ -10,7 +10,9 @@ per variant and a last row for the cudaMemcpy_d2d baseline), and replaces the li
 `<!-- results:begin -->` and `<!-- results:end -->` in <chapter>/README.md with a table (for another
 program: `<!-- results:begin <program> -->` and `<!-- results:end <program> -->`, e.g. the page's
 "Lab" section between `<!-- results:begin tma_1d_lab -->` and `<!-- results:end tma_1d_lab -->`).
-Chapters whose README has no markers are left untouched. For a chapter with ncu_metrics.txt it
+A chapter's markers (tables, ncu tables, inline values) may sit on its core page README.md or
+on its reference page REFERENCE.md: each table is written on the page that holds its markers.
+Chapters whose pages have no markers are left untouched. For a chapter with ncu_metrics.txt it
 also reads RESULTS_DIR/ncu_<chapter>_<n>.log (the n-th run that file lists) and replaces the
 lines between `<!-- ncu:begin -->` and `<!-- ncu:end -->` with one row per run and one column
 per metric (summed over the kernels a run profiled).
@@ -35,7 +37,7 @@ page, its line and the marker: the page is not written and the exit status is 1.
 program with no report in RESULTS_DIR (a chapter not run, a program that skipped) keep their
 numbers, as its table does.
 
---check writes nothing and exits 1 if any README (a table or an inline value) or chart would
+--check writes nothing and exits 1 if any page (a table or an inline value) or chart would
 change, naming each stale inline value. --root is the repository (default: the one holding this
 script).
 """
@@ -47,6 +49,8 @@ import sys
 from pathlib import Path
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+# A chapter's pages: the core page and the reference page; markers of either kind may sit in either.
+PAGES = ("README.md", "REFERENCE.md")
 NCU_BEGIN, NCU_END = "<!-- ncu:begin -->", "<!-- ncu:end -->"
 # An ncu metric line: "    name.sum    [unit]    1,234.5"
 NCU_METRIC = re.compile(r"^\s+([a-z0-9_]+(?:__[a-z0-9_]+)+\.[a-z_.]+)\s+(?:(\S+)\s+)?([\d,]+(?:\.\d+)?)\s*$")
@@ -314,6 +318,15 @@ def write_if_changed(path, text, check, stale):
     print(f"{path}: written")
 
 
+def page_with(texts, begin_marker, end_marker):
+    """The name of the page (of {name: text}) that holds the two marker lines, or None."""
+    for name, text in texts.items():
+        stripped = [line.strip() for line in text.splitlines()]
+        if begin_marker in stripped and end_marker in stripped[stripped.index(begin_marker) + 1:]:
+            return name
+    return None
+
+
 def replace_block(text, block, begin_marker=BEGIN, end_marker=END):
     """Returns text with the lines between the markers replaced, or None if the markers are missing."""
     lines = text.splitlines()
@@ -351,11 +364,12 @@ def main():
         folder, _, program = report.stem[len("bench_"):].partition(".")
         reports_of.setdefault(folder, []).append((program, report))
     # Every chapter page is read: its inline values are checked (and kept) even when the run left it out.
-    pages = {path.parent.name for path in args.root.glob("[0-9][0-9]_*/README.md")}
+    pages = {path.parent.name for name in PAGES for path in args.root.glob(f"[0-9][0-9]_*/{name}")}
     for folder in sorted(set(reports_of) | pages):
-        readme = args.root / folder / "README.md"
         programs = chapter_programs(args.root / folder)
-        old = readme.read_text() if readme.is_file() else None
+        # The chapter's pages: its core page and, where it has one, its reference page.
+        olds = {name: (args.root / folder / name).read_text() for name in PAGES
+                if (args.root / folder / "README.md").is_file() and (args.root / folder / name).is_file()}
         measured, rows_of = [], {}  # [(program, device, iters, rows)] of the reports read; {program: {variant: row}}
         for program, report in reports_of.get(folder, []):
             chapter = f"{folder} ({program})" if program else folder
@@ -378,27 +392,32 @@ def main():
                 kind = "library" if "cublas" in row["variant"] else ("lab" if program.endswith("_lab") else "lesson")
                 label = (f"{program}: " if program and not program.endswith("_lab") else "") + row["variant"]
                 bars_of.setdefault(folder, []).append((label, float(row["ratio_to_memcpy"]), kind, device))
-        if old is None:
+        if not olds:
             if measured:
-                print(f"{folder}: no README.md at {readme}; skipped")
+                print(f"{folder}: no README.md at {args.root / folder / 'README.md'}; skipped")
             continue
         # The values first, so that an error names the line of the page as it is.
-        new, errors, changes, kept = fill_values(old, f"{folder}/README.md", set(programs) | set(rows_of), rows_of)
+        news, errors, changes, kept = {}, [], [], []
+        for name, old in olds.items():
+            news[name], page_errors, page_changes, page_kept = fill_values(
+                old, f"{folder}/{name}", set(programs) | set(rows_of), rows_of)
+            errors, changes, kept = errors + page_errors, changes + page_changes, kept + page_kept
         for error in errors:
             print(error, file=sys.stderr)
         if errors:
-            print(f"{folder}: README.md not written: {len(errors)} bad value marker(s)", file=sys.stderr)
+            print(f"{folder}: {' and '.join(olds)} not written: {len(errors)} bad value marker(s)", file=sys.stderr)
             problems += len(errors)
             continue
         tables = 0
+        pages_named = " or ".join(olds)
         for program, device, iters, rows in measured:
             chapter = f"{folder} ({program})" if program else folder
             begin, end = (f"<!-- results:begin {program} -->", f"<!-- results:end {program} -->") if program else (BEGIN, END)
-            replaced = replace_block(new, results_block(device, iters, rows), begin, end)
-            if replaced is None:
-                print(f"{chapter}: README.md has no '{begin}' ... '{end}' lines; table not written")
+            name = page_with(news, begin, end)
+            if name is None:
+                print(f"{chapter}: {pages_named} has no '{begin}' ... '{end}' lines; table not written")
                 continue
-            new, tables = replaced, tables + 1
+            news[name], tables = replace_block(news[name], results_block(device, iters, rows), begin, end), tables + 1
             metrics_file = args.root / folder / "ncu_metrics.txt"
             if not program and metrics_file.is_file():
                 runs = ncu_runs(metrics_file)
@@ -408,24 +427,27 @@ def main():
                     print(f"{chapter}: ncu table not updated: {error}", file=sys.stderr)
                     problems += 1
                 else:
-                    with_ncu = replace_block(new, ncu_block(runs, logs), NCU_BEGIN, NCU_END)
-                    if with_ncu is None:
-                        print(f"{chapter}: README.md has no '{NCU_BEGIN}' ... '{NCU_END}' lines; ncu table not written")
+                    ncu_page = page_with(news, NCU_BEGIN, NCU_END)
+                    if ncu_page is None:
+                        print(f"{chapter}: {pages_named} has no '{NCU_BEGIN}' ... '{NCU_END}' lines; ncu table not written")
                     else:
-                        new = with_ncu
+                        news[ncu_page] = replace_block(news[ncu_page], ncu_block(runs, logs), NCU_BEGIN, NCU_END)
         if kept and folder in reports_of:
             print(f"{folder}: {len(kept)} inline value(s) of programs without a report left as they are")
-        if new == old:
-            if folder in reports_of:
-                print(f"{folder}: README.md already up to date")
-        elif args.check:
-            print(f"{folder}: README.md would change")
-            for change in changes:
-                print(f"  {change}")
-            stale.append(folder)
-        else:
-            readme.write_text(new)
-            print(f"{folder}: README.md updated ({tables} table(s), {len(changes)} inline value(s) changed)")
+        for name, old in olds.items():
+            new = news[name]
+            if new == old:
+                if folder in reports_of:
+                    print(f"{folder}: {name} already up to date")
+            elif args.check:
+                print(f"{folder}: {name} would change")
+                for change in changes:
+                    if change.startswith(f"{folder}/{name}:"):
+                        print(f"  {change}")
+                stale.append(f"{folder}/{name}")
+            else:
+                (args.root / folder / name).write_text(new)
+                print(f"{folder}: {name} updated ({tables} table(s), {len(changes)} inline value(s) changed)")
     # Charts: one per chapter (every variant of lesson and lab), one for the course (each chapter's
     # best variant, and cuBLAS where a chapter measures it), from the same reports.
     overview = []

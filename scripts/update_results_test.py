@@ -29,7 +29,9 @@ def page(prose):
             "\n\n<!-- results:begin demo_lab -->\n<!-- results:end demo_lab -->\n")
 
 
-class UpdateResults(unittest.TestCase):
+class Fixture(unittest.TestCase):
+    """A repository with the chapter 01_demo and a results folder with a report per program."""
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.root = Path(self.tmp.name) / "repo"
@@ -48,6 +50,8 @@ class UpdateResults(unittest.TestCase):
         return subprocess.run([sys.executable, str(SCRIPT), str(self.results), "--root", str(self.root), *extra],
                               capture_output=True, text=True)
 
+
+class UpdateResults(Fixture):
     def test_values_are_written_as_the_table_writes_them(self):
         self.readme.write_text(page(
             "The fast copy reaches <!-- value:demo:fast:ratio -->0.50 × `cudaMemcpy`\n"
@@ -149,6 +153,51 @@ class UpdateResults(unittest.TestCase):
         chart = (self.root / "01_demo" / "figures" / "results_01_demo.svg").read_text()
         self.assertNotIn("[", chart.replace("[..]", ""))
         self.assertIn("same run; Demo GPU (compute capability 9.0)", chart)
+
+
+class ReferencePage(Fixture):
+    """A chapter's reference page (REFERENCE.md) holds markers as its core page does."""
+
+    def setUp(self):
+        super().setUp()
+        self.reference = self.root / "01_demo" / "REFERENCE.md"
+        self.readme.write_text("# 01 demo\n\n<!-- results:begin -->\n<!-- results:end -->\n\n"
+                               "Fast: <!-- value:demo:fast:ratio -->0.50.\n")
+        self.reference.write_text("# 01 demo: reference\n\nThe lab reaches <!-- value:demo_lab:fast_s1:ratio -->0.01, "
+                                  "the lesson <!-- value:demo:slow:gbps -->1.0.\n\n"
+                                  "<!-- results:begin demo_lab -->\n<!-- results:end demo_lab -->\n")
+
+    def test_tables_and_values_are_written_on_the_page_that_holds_their_markers(self):
+        result = self.run_script()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        core, reference = self.readme.read_text(), self.reference.read_text()
+        self.assertIn("| `fast` | 2858.4 | 0.99 | 0.751 |", core)
+        self.assertIn("Fast: <!-- value:demo:fast:ratio -->0.99.", core)
+        self.assertNotIn("fast_s1", core)
+        self.assertIn("| `fast_s1` | 1789.6 | 0.62 | 1.200 |", reference)
+        self.assertIn("The lab reaches <!-- value:demo_lab:fast_s1:ratio -->0.62, the lesson "
+                      "<!-- value:demo:slow:gbps -->1431.7.", reference)
+        self.assertNotIn("| `fast` |", reference)
+        self.assertEqual(self.run_script("--check").returncode, 0)
+
+    def test_check_names_a_stale_value_of_the_reference_page(self):
+        self.assertEqual(self.run_script().returncode, 0)
+        stale = self.reference.read_text().replace("fast_s1:ratio -->0.62", "fast_s1:ratio -->0.61")
+        self.reference.write_text(stale)
+        result = self.run_script("--check")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("01_demo/REFERENCE.md:3: <!-- value:demo_lab:fast_s1:ratio --> says 0.61, the run gives 0.62",
+                      result.stdout)
+        self.assertIn("01_demo: REFERENCE.md would change", result.stdout)
+        self.assertEqual(self.reference.read_text(), stale)
+
+    def test_a_bad_marker_on_the_reference_page_writes_neither_page(self):
+        self.reference.write_text(self.reference.read_text() + "\nBad <!-- value:demo:nothing:ratio -->1.00\n")
+        before = (self.readme.read_text(), self.reference.read_text())
+        result = self.run_script()
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("01_demo/REFERENCE.md:8: <!-- value:demo:nothing:ratio -->", result.stderr)
+        self.assertEqual((self.readme.read_text(), self.reference.read_text()), before)
 
 
 class NcuUnits(unittest.TestCase):
