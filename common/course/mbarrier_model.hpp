@@ -1,11 +1,23 @@
 /// @file
 /// @brief A host model of one mbarrier's phases, for CPU simulations of barrier protocols.
 ///
-/// Chapters 10 and 12 run their cluster protocols on the host, step by step in random
-/// orders, to show that no order deadlocks or overwrites a buffer too early. This is the
-/// barrier those simulations use: a phase completes when its pending arrivals reach zero
-/// and its transaction count is zero again, then the arrival count is re-armed.
-/// play_load() grades a load's expect-tx on it (the exercises of chapters 07 and 08).
+/// Chapters 05, 10 and 12 run their protocols on the host, step by step in random orders, to
+/// show that no order deadlocks or overwrites a buffer too early. This is the barrier those
+/// simulations use; play_load() grades a load's expect-tx on it (the exercises of 07 and 08).
+///
+/// The rule: a phase completes as soon as an operation leaves no arrival pending and a
+/// transaction count of exactly zero; the arrival count is then re-armed for the next phase.
+/// Every operation that changes a count can complete a phase: an arrive (the last arrival, the
+/// bytes already in), a complete-tx (the last bytes, the arrivals already in) and also a
+/// standalone expect-tx (the arrivals in and the bytes landed first, so that the expect brings a
+/// negative count back to zero). The PTX ISA names the phase-completion rule and says complete-tx
+/// and arrive-on may complete a phase; its expect-tx section is silent, and the hardware applies
+/// the rule after expect-tx too (9.0, Sm90_MbarrierOracle in common/tests/mbarrier_oracle_test.cu
+/// replays random sequences on a real mbarrier against this model).
+/// PTX ISA, mbarrier phase completion:
+/// https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier-phase-completion
+/// expect-tx and complete-tx:
+/// https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier-expect-tx-operation
 #pragma once
 
 #include <cstdint>
@@ -18,15 +30,26 @@ struct MbarrierModel {
 
   /// mbarrier.init with `count` expected arrivals per phase.
   void init(int count) { expected = pending = count; }
-  /// mbarrier.arrive (one arrival).
-  void arrive() {
-    --pending;
+  /// mbarrier.arrive (`count` arrivals in one operation, 1 by default). Can complete the phase.
+  /// The hardware leaves it undefined when `count` exceeds the arrivals still pending (which can
+  /// happen only while bytes are outstanding): a protocol must never do that.
+  void arrive(int count = 1) {
+    pending -= count;
     complete_if_done();
   }
-  /// The expect-tx half of mbarrier.arrive.expect_tx: `bytes` more must land in this phase.
-  void expect_tx(int bytes) { tx += bytes; }
+  /// mbarrier.expect_tx: `bytes` more must land in this phase. Can complete the phase when every
+  /// arrival is in and the bytes landed first (the count was -bytes).
+  void expect_tx(int bytes) {
+    tx += bytes;
+    complete_if_done();
+  }
+  /// mbarrier.arrive.expect_tx: the expect-tx, then one arrival, as one instruction.
+  void arrive_expect_tx(int bytes) {
+    expect_tx(bytes);
+    arrive();
+  }
   /// complete-tx from a copy that has landed. The count may go below zero until the phase's
-  /// expect-tx arrives: the hardware allows the bytes to come first.
+  /// expect-tx arrives: the hardware allows the bytes to come first. Can complete the phase.
   void complete_tx(int bytes) {
     tx -= bytes;
     complete_if_done();
@@ -50,8 +73,7 @@ enum class LoadVerdict { exact, completes_early, never_completes };
 inline LoadVerdict play_load(std::uint64_t announced, std::uint64_t rows, std::uint64_t row_bytes) {
   MbarrierModel full_bar;
   full_bar.init(1);                                 // the leader's arrival only
-  full_bar.expect_tx(static_cast<int>(announced));  // arrive.expect_tx: the bytes first,
-  full_bar.arrive();                                // then the arrival
+  full_bar.arrive_expect_tx(static_cast<int>(announced));  // the leader's arrive.expect_tx
   for (std::uint64_t row = 0; row < rows; ++row) {
     if (full_bar.phase_done(0)) return LoadVerdict::completes_early;
     full_bar.complete_tx(static_cast<int>(row_bytes));
