@@ -33,9 +33,15 @@ which is why the number follows the marker and no closing comment follows the nu
 that names a program outside the chapter, a variant its report lacks, an unknown field, or that
 is not directly followed by a number, or that starts a line (Markdown would take the line for an
 HTML block), or a malformed `<!-- value` comment, is an error naming the
-page, its line and the marker: the page is not written and the exit status is 1. Markers of a
+page, its line and the marker: nothing is written and the exit status is 1. Markers of a
 program with no report in RESULTS_DIR (a chapter not run, a program that skipped) keep their
 numbers, as its table does.
+
+All or nothing: every report, ncu log and page is read and checked first (the root is the course's
+repository, each report names an existing chapter and program, is a UTF-8 file whose numbers
+parse); any problem is one line on stderr naming the file and the field, the exit status is 1 and
+no file is written or created. Otherwise each changed file is written whole (a temporary file
+renamed over it).
 
 --check writes nothing and exits 1 if any page (a table or an inline value) or chart would
 change, naming each stale inline value. --root is the repository (default: the one holding this
@@ -43,6 +49,7 @@ script).
 """
 import argparse
 import csv
+import os
 import html
 import re
 import sys
@@ -115,9 +122,16 @@ def read_report(path):
         raise Skipped(reason)
     if not rows:
         raise ValueError("no result rows (the chapter skipped or failed; see its bench log)")
-    for row in rows:
+    for n, row in enumerate(rows, 1):
         if row["passed"] != "1" or not row["gbps"]:
             raise ValueError(f"variant {row['variant']} failed verification or was not timed")
+        if not re.fullmatch(r"[A-Za-z0-9_]+", row["variant"]):
+            raise ValueError(f"row {n}: field variant: {row['variant']!r} is not a variant name")
+        if not re.fullmatch(r"[1-9][0-9]{0,15}", row["size_bytes"]):
+            raise ValueError(f"variant {row['variant']}: field size_bytes: {row['size_bytes']!r} is not a whole number of bytes")
+        for field in ("median_ms", "gbps", "ratio_to_memcpy"):
+            if not re.fullmatch(r"[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?", row[field]) or float(row[field]) <= 0:
+                raise ValueError(f"variant {row['variant']}: field {field}: {row[field]!r} is not a positive number")
     if rows[-1]["variant"] != BASELINE:
         raise ValueError(f"the last row is not the {BASELINE} baseline")
     return device, iters, rows
@@ -306,16 +320,28 @@ def bar_chart(title, bars, note):
     return "\n".join(out) + "\n"
 
 
-def write_if_changed(path, text, check, stale):
-    if path.is_file() and path.read_text() == text:
-        return
-    if check:
-        print(f"{path}: would change")
-        stale.append(str(path))
-        return
+def write_atomically(path, text):
+    """Writes a file whole or not at all: a temporary file beside it, then a rename over it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    print(f"{path}: written")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text)
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+
+
+def read_text(path):
+    """A file's text; ValueError with one line (the file and why) if it cannot be read as UTF-8 text."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a folder, not a file")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.start})")
+    except OSError as error:
+        raise ValueError(f"{path}: cannot be read ({error.strerror})")
 
 
 def page_with(texts, begin_marker, end_marker):
@@ -341,46 +367,65 @@ def replace_block(text, block, begin_marker=BEGIN, end_marker=END):
     return "\n".join(new_lines) + ("\n" if text.endswith("\n") else "")
 
 
-def main():
-    parser = argparse.ArgumentParser(description="Write bench results into the chapter READMEs: the results "
-                                     "tables, the ncu tables, the charts and the inline values of the prose "
-                                     "(<!-- value:PROGRAM:VARIANT:FIELD -->NUMBER, FIELD one of "
-                                     f"{', '.join(FIELDS)}).")
-    parser.add_argument("results_dir", type=Path, help="the OUTDIR of scripts/gpu_check.sh")
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a README (a table or an inline value) or a chart would change")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
-                        help="repository root (default: %(default)s)")
-    args = parser.parse_args()
+def is_repository(root):
+    """Whether root is this course's repository (its top CMakeLists.txt names the project)."""
+    try:
+        return "project(async_copy_course" in (root / "CMakeLists.txt").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
 
+
+def plan(args):
+    """Everything a run would write, computed before anything is written.
+
+    Returns (outputs {path: new text} of the files that change, problems [one line each],
+    changes [stale inline values, one line each])."""
+    problems, outputs, changes = [], {}, []
+    if not args.root.is_dir() or not is_repository(args.root):
+        return {}, [f"--root {args.root}: not the course's repository (no CMakeLists.txt naming "
+                    "project(async_copy_course))"], []
+    if not args.results_dir.is_dir():
+        return {}, [f"{args.results_dir}: not a folder of results (the OUTDIR of scripts/gpu_check.sh)"], []
     reports = sorted(args.results_dir.glob("bench_*.csv"))
     if not reports:
-        print(f"no bench_*.csv in {args.results_dir}", file=sys.stderr)
-        return 1
-    problems, stale = 0, []
-    bars_of = {}      # chapter -> [(label, ratio, kind)]: the chapter's chart
+        return {}, [f"{args.results_dir}: no bench_*.csv in it"], []
+    chapters = {path.parent.name for path in args.root.glob("[0-9][0-9]_*/CMakeLists.txt")}
+    bars_of = {}      # chapter -> [(label, ratio, kind, device)]: the chapter's chart
     device_of = {}
     reports_of = {}   # chapter folder -> [(program, or "" for its lesson; report)]
     for report in reports:
         folder, _, program = report.stem[len("bench_"):].partition(".")
+        if folder not in chapters:
+            problems.append(f"{report}: '{folder}' is not a chapter of {args.root} (a folder NN_topic with a CMakeLists.txt)")
+            continue
+        if program and program not in chapter_programs(args.root / folder):
+            problems.append(f"{report}: '{program}' is not a program of {folder} (its programs: "
+                            f"{', '.join(chapter_programs(args.root / folder)) or 'none'})")
+            continue
         reports_of.setdefault(folder, []).append((program, report))
     # Every chapter page is read: its inline values are checked (and kept) even when the run left it out.
     pages = {path.parent.name for name in PAGES for path in args.root.glob(f"[0-9][0-9]_*/{name}")}
     for folder in sorted(set(reports_of) | pages):
         programs = chapter_programs(args.root / folder)
         # The chapter's pages: its core page and, where it has one, its reference page.
-        olds = {name: (args.root / folder / name).read_text() for name in PAGES
-                if (args.root / folder / "README.md").is_file() and (args.root / folder / name).is_file()}
+        olds = {}
+        for name in PAGES:
+            if (args.root / folder / "README.md").is_file() and (args.root / folder / name).exists():
+                try:
+                    olds[name] = read_text(args.root / folder / name)
+                except ValueError as error:
+                    problems.append(str(error))
         measured, rows_of = [], {}  # [(program, device, iters, rows)] of the reports read; {program: {variant: row}}
         for program, report in reports_of.get(folder, []):
             chapter = f"{folder} ({program})" if program else folder
             try:
+                read_text(report)
                 device, iters, rows = read_report(report)
             except Skipped as reason:
                 print(f"{chapter}: skipped on the measuring machine ({reason}); its table and values left untouched")
                 continue
             except ValueError as error:
-                print(f"{chapter}: not updated: {report.name}: {error}", file=sys.stderr)
-                problems += 1
+                problems.append(f"{report}: {error}" if not str(error).startswith(str(report)) else str(error))
                 continue
             measured.append((program, device, iters, rows))
             rows_of[program or (programs[0] if programs else rows[0]["chapter"])] = {row["variant"]: row for row in rows}
@@ -397,18 +442,14 @@ def main():
                 print(f"{folder}: no README.md at {args.root / folder / 'README.md'}; skipped")
             continue
         # The values first, so that an error names the line of the page as it is.
-        news, errors, changes, kept = {}, [], [], []
+        news, errors, kept = {}, [], []
         for name, old in olds.items():
             news[name], page_errors, page_changes, page_kept = fill_values(
                 old, f"{folder}/{name}", set(programs) | set(rows_of), rows_of)
             errors, changes, kept = errors + page_errors, changes + page_changes, kept + page_kept
-        for error in errors:
-            print(error, file=sys.stderr)
         if errors:
-            print(f"{folder}: {' and '.join(olds)} not written: {len(errors)} bad value marker(s)", file=sys.stderr)
-            problems += len(errors)
+            problems += errors
             continue
-        tables = 0
         pages_named = " or ".join(olds)
         for program, device, iters, rows in measured:
             chapter = f"{folder} ({program})" if program else folder
@@ -417,15 +458,22 @@ def main():
             if name is None:
                 print(f"{chapter}: {pages_named} has no '{begin}' ... '{end}' lines; table not written")
                 continue
-            news[name], tables = replace_block(news[name], results_block(device, iters, rows), begin, end), tables + 1
+            news[name] = replace_block(news[name], results_block(device, iters, rows), begin, end)
             metrics_file = args.root / folder / "ncu_metrics.txt"
             if not program and metrics_file.is_file():
-                runs = ncu_runs(metrics_file)
                 try:
-                    logs = [read_ncu_log(args.results_dir / f"ncu_{folder}_{n}.log") for n in range(1, len(runs) + 1)]
-                except (OSError, ValueError) as error:
-                    print(f"{chapter}: ncu table not updated: {error}", file=sys.stderr)
-                    problems += 1
+                    runs = ncu_runs(metrics_file)
+                    logs = []
+                    for n in range(1, len(runs) + 1):
+                        log = args.results_dir / f"ncu_{folder}_{n}.log"
+                        if not log.is_file():
+                            raise ValueError(f"{log}: missing (ncu_metrics.txt lists {len(runs)} runs)")
+                        try:
+                            logs.append(read_ncu_log(log))
+                        except ValueError as error:
+                            raise ValueError(f"{log}: {error}")
+                except (OSError, UnicodeDecodeError, ValueError) as error:
+                    problems.append(f"{chapter}: ncu table: {error}")
                 else:
                     ncu_page = page_with(news, NCU_BEGIN, NCU_END)
                     if ncu_page is None:
@@ -435,22 +483,13 @@ def main():
         if kept and folder in reports_of:
             print(f"{folder}: {len(kept)} inline value(s) of programs without a report left as they are")
         for name, old in olds.items():
-            new = news[name]
-            if new == old:
-                if folder in reports_of:
-                    print(f"{folder}: {name} already up to date")
-            elif args.check:
-                print(f"{folder}: {name} would change")
-                for change in changes:
-                    if change.startswith(f"{folder}/{name}:"):
-                        print(f"  {change}")
-                stale.append(f"{folder}/{name}")
-            else:
-                (args.root / folder / name).write_text(new)
-                print(f"{folder}: {name} updated ({tables} table(s), {len(changes)} inline value(s) changed)")
+            if news[name] != old:
+                outputs[args.root / folder / name] = news[name]
+            elif folder in reports_of:
+                print(f"{folder}: {name} already up to date")
     # Charts: one per chapter (every variant of lesson and lab), one for the course (each chapter's
     # best variant, and cuBLAS where a chapter measures it), from the same reports.
-    overview = []
+    charts, overview = {}, []
     for folder, bars in sorted(bars_of.items()):
         order = {"lesson": 0, "library": 1, "lab": 2}
         # A program measured on another device than the lesson's is marked on its bars: each ratio
@@ -460,8 +499,8 @@ def main():
         note = f"x cudaMemcpy device-to-device, same run; {device_of.get(folder) or 'unrecorded device'}"
         if any(label.endswith("]") for label, _, _ in bars):
             note = f"x cudaMemcpy device-to-device, same run; [..]: another device; {short_device(device_of.get(folder))}"
-        write_if_changed(args.root / folder / "figures" / f"results_{folder}.svg",
-                         bar_chart(f"{folder}: bandwidth of every variant", bars, note[:110]), args.check, stale)
+        charts[args.root / folder / "figures" / f"results_{folder}.svg"] = bar_chart(
+            f"{folder}: bandwidth of every variant", bars, note[:110])
         own = [b for b in bars if b[2] != "library"]
         if own:
             best = max(own, key=lambda b: b[1])
@@ -469,10 +508,55 @@ def main():
         overview += [(f"{folder} ({b[0]})", b[1], "library") for b in bars if b[2] == "library"]
     if overview and len(bars_of) > 1:
         note = "each chapter's best variant, x cudaMemcpy device-to-device in the same run"
-        write_if_changed(args.root / "docs" / "results_course.svg", bar_chart("The course: best variant per chapter", overview, note),
-                         args.check, stale)
-    return 1 if problems or stale else 0
+        charts[args.root / "docs" / "results_course.svg"] = bar_chart("The course: best variant per chapter", overview, note)
+    for path, text in charts.items():
+        try:
+            if not path.is_file() or read_text(path) != text:
+                outputs[path] = text
+        except ValueError as error:
+            problems.append(str(error))
+    return outputs, problems, changes
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Write bench results into the chapter pages: the results "
+                                     "tables, the ncu tables, the charts and the inline values of the prose "
+                                     "(<!-- value:PROGRAM:VARIANT:FIELD -->NUMBER, FIELD one of "
+                                     f"{', '.join(FIELDS)}).")
+    parser.add_argument("results_dir", type=Path, help="the OUTDIR of scripts/gpu_check.sh")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page (a table or an inline value) or a chart would change")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="repository root (default: %(default)s)")
+    args = parser.parse_args()
+    # Everything is read and checked first; a problem anywhere writes nothing at all.
+    outputs, problems, changes = plan(args)
+    if problems:
+        for problem in problems:
+            print(problem + ("" if len(problems) > 1 else "; nothing written"), file=sys.stderr)
+        if len(problems) > 1:
+            print(f"nothing written: {len(problems)} problems", file=sys.stderr)
+        return 1
+    shown = lambda path: path.relative_to(args.root) if path.is_relative_to(args.root) else path  # noqa: E731
+    for path, text in outputs.items():
+        if args.check:
+            folder = path.parent.name
+            print(f"{folder}: {path.name} would change" if path.suffix == ".md" else f"{shown(path)}: would change")
+            for change in changes:
+                if change.startswith(f"{folder}/{path.name}:"):
+                    print(f"  {change}")
+        else:
+            write_atomically(path, text)
+            print(f"{shown(path)}: written")
+    if not args.check:
+        print(f"{len(outputs)} file(s) written, {len(changes)} inline value(s) changed")
+    return 1 if args.check and outputs else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:  # a one-line answer for any input the checks above did not foresee
+        print(f"update_results.py: {type(error).__name__}: {error}", file=sys.stderr)
+        sys.exit(1)

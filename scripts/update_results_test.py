@@ -7,6 +7,7 @@ Each test lays out a repository with one chapter, 01_demo (lesson `demo`, lab `d
 page has a results table per program and inline values in its prose, and a results folder with
 one report per program; it runs the script on them and looks at the page and the exit status.
 """
+import hashlib
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,7 @@ class Fixture(unittest.TestCase):
         (self.root / "01_demo").mkdir(parents=True)
         self.results.mkdir()
         (self.root / "01_demo" / "CMakeLists.txt").write_text(CMAKE)
+        (self.root / "CMakeLists.txt").write_text("project(async_copy_course LANGUAGES CXX)\n")
         (self.results / "bench_01_demo.csv").write_text(DEVICE + HEADER + LESSON_ROWS + "# status=passed\n")
         (self.results / "bench_01_demo.demo_lab.csv").write_text(DEVICE + HEADER + LAB_ROWS + "# status=passed\n")
         self.readme = self.root / "01_demo" / "README.md"
@@ -198,6 +200,87 @@ class ReferencePage(Fixture):
         self.assertEqual(result.returncode, 1)
         self.assertIn("01_demo/REFERENCE.md:8: <!-- value:demo:nothing:ratio -->", result.stderr)
         self.assertEqual((self.readme.read_text(), self.reference.read_text()), before)
+
+
+class HostileInput(Fixture):
+    """Bad reports, pages and options: one line naming the file and the field, exit 1, no file changed."""
+
+    def setUp(self):
+        super().setUp()
+        self.readme.write_text(page("Fast: <!-- value:demo:fast:ratio -->0.50."))
+        (self.root / "02_other").mkdir()
+        (self.root / "02_other" / "CMakeLists.txt").write_text("course_add_chapter(LESSONS other MIN_ARCH 80)\n")
+        (self.root / "02_other" / "README.md").write_text("# 02 other\n\n<!-- results:begin -->\n<!-- results:end -->\n")
+
+    def snapshot(self):
+        """Every file and folder under the repository and the results folder, with its checksum."""
+        tree = {}
+        for path in sorted(Path(self.tmp.name).rglob("*")):
+            tree[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "folder"
+        return tree
+
+    def assert_refused(self, *expected, args=()):
+        before = self.snapshot()
+        result = self.run_script(*args) if args else self.run_script()
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        lines = result.stderr.splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        for text in expected:
+            self.assertIn(text, lines[0])
+        self.assertEqual(self.snapshot(), before, "a refused run must change no file")
+        return lines[0]
+
+    def other_report(self, rows):
+        (self.results / "bench_02_other.csv").write_text(DEVICE + HEADER + rows + "# status=passed\n")
+
+    def test_an_empty_ratio_in_a_second_chapter_writes_neither_chapter(self):
+        self.other_report("other,a,1024,1,0.5,2.0,\nother,cudaMemcpy_d2d,1024,1,0.5,2.0,1\n")
+        self.assert_refused("bench_02_other.csv", "variant a: field ratio_to_memcpy: '' is not a positive number")
+
+    def test_a_value_that_is_not_a_number(self):
+        self.other_report("other,a,1024,1,0.5,fast,0.9\nother,cudaMemcpy_d2d,1024,1,0.5,2.0,1\n")
+        self.assert_refused("bench_02_other.csv", "field gbps: 'fast'")
+
+    def test_a_size_that_is_not_a_number(self):
+        self.other_report("other,a,big,1,0.5,2.0,0.9\nother,cudaMemcpy_d2d,1024,1,0.5,2.0,1\n")
+        self.assert_refused("bench_02_other.csv", "field size_bytes: 'big'")
+
+    def test_a_report_that_is_a_folder(self):
+        (self.results / "bench_02_other.csv").mkdir()
+        self.assert_refused("bench_02_other.csv: is a folder, not a file")
+
+    def test_a_report_that_is_not_utf8(self):
+        (self.results / "bench_02_other.csv").write_bytes(b"# \xff\xfe GPU\n" + HEADER.encode())
+        self.assert_refused("bench_02_other.csv: not UTF-8 text (byte 2)")
+
+    def test_a_report_of_a_chapter_that_does_not_exist(self):
+        (self.results / "bench_99_nope.csv").write_text(DEVICE + HEADER + LESSON_ROWS)
+        self.assert_refused("bench_99_nope.csv: '99_nope' is not a chapter of")
+        self.assertFalse((self.root / "99_nope").exists())
+
+    def test_a_report_of_a_program_the_chapter_lacks(self):
+        (self.results / "bench_01_demo.nothing.csv").write_text(DEVICE + HEADER + LESSON_ROWS)
+        self.assert_refused("bench_01_demo.nothing.csv: 'nothing' is not a program of 01_demo")
+
+    def test_a_root_that_is_not_the_repository(self):
+        missing = Path(self.tmp.name) / "nonexistent"
+        self.assert_refused(f"--root {missing}: not the course's repository", args=("--root", str(missing)))
+        self.assertFalse(missing.exists())
+
+    def test_a_results_folder_that_does_not_exist(self):
+        self.results = Path(self.tmp.name) / "missing"
+        self.assert_refused("missing: not a folder of results")
+
+    def test_a_bad_marker_in_one_chapter_writes_no_chapter(self):
+        self.other_report("other,a,1024,1,0.5,2.0,0.9\nother,cudaMemcpy_d2d,1024,1,0.5,2.0,1\n")
+        self.readme.write_text(page("Fast: <!-- value:demo:fastest:ratio -->0.50."))
+        self.assert_refused("01_demo/README.md:6: <!-- value:demo:fastest:ratio -->", "no variant 'fastest'")
+        self.assertFalse((self.root / "02_other" / "figures").exists())
+
+    def test_a_missing_ncu_log(self):
+        (self.root / "01_demo" / "ncu_metrics.txt").write_text("--variant=fast|dram__bytes_read.sum\n")
+        self.assert_refused("ncu table:", "ncu_01_demo_1.log: missing")
 
 
 class NcuUnits(unittest.TestCase):
