@@ -70,16 +70,25 @@ for arg in "$@"; do
   esac
 done
 [[ -n $outdir ]] || usage
+# Everything is checked before anything is written or moved: a refused command leaves OUTDIR as it was.
 for step in ${only_steps//,/ }; do
   [[ $step =~ ^(tests|bench|timelines|sanitizer|ncu|exercises|repeat)$ ]] || { echo "--steps: '$step' is not one of tests, bench, timelines, sanitizer, ncu, exercises, repeat" >&2; exit 2; }
 done
 if [[ ,$only_steps, == *,repeat,* ]] && ((repeat == 0)); then echo "--steps=repeat needs --repeat=N" >&2; exit 2; fi
+for a in ${arch//,/ }; do
+  [[ $a =~ ^[1-9][0-9]{1,2}a?(-real|-virtual)?$ ]] || { echo "--arch: '$a' is not a compute capability such as 90, 90a, 90-real or 90-virtual" >&2; exit 2; }
+done
+[[ -z $arch || -n ${arch//,/} ]] || { echo "--arch: no architecture given" >&2; exit 2; }
+if [[ -e $outdir && ! -d $outdir ]]; then echo "OUTDIR '$outdir' exists and is not a folder" >&2; exit 2; fi
+parent=$outdir
+while [[ ! -e $parent ]]; do parent=$(dirname "$parent"); done
+[[ -d $parent && -w $parent ]] || { echo "OUTDIR '$outdir' cannot be written (no write permission in '$parent')" >&2; exit 2; }
 wanted() { [[ ,$only_steps, == *,$1,* ]]; }  # wanted STEP
-mkdir -p "$outdir" && outdir=$(cd "$outdir" && pwd) || exit 2
-rm -f "$outdir"/bench_* "$outdir"/sanitizer_* "$outdir"/ncu_* "$outdir"/timeline_*  # nothing stale from an earlier run
+outdir_arg=$outdir
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root" || exit 2
 build="build-gpu"
+case $outdir in /*) ;; *) outdir=$PWD/$outdir ;; esac
+cd "$root" || exit 2
 run_timeout=600                  # seconds, per program run
 tool_wait_ms=120000              # bounded device waits under compute-sanitizer and ncu (course/wait_limit.hpp)
 read -r -a tools <<<"${only_tools//,/ }"
@@ -114,6 +123,10 @@ find_tool() {
 }
 
 # The chapters asked for: folders NN_topic with a CMakeLists.txt (default: all of them).
+for ch in ${only_chapters//,/ }; do
+  [[ -f $ch/CMakeLists.txt && $ch =~ ^[0-9][0-9]_ ]] || { echo "--chapters: '$ch' is not a chapter folder (NN_topic with a CMakeLists.txt)" >&2; exit 2; }
+done
+[[ -z $only_chapters || -n ${only_chapters//,/} ]] || { echo "--chapters: no chapter given" >&2; exit 2; }
 chapters=()
 for dir in [0-9][0-9]_*/; do
   ch=${dir%/}
@@ -121,9 +134,28 @@ for dir in [0-9][0-9]_*/; do
   [[ -z $only_chapters || ,$only_chapters, == *,$ch,* ]] || continue
   chapters+=("$ch")
 done
-for ch in ${only_chapters//,/ }; do
-  [[ -f $ch/CMakeLists.txt && $ch =~ ^[0-9][0-9]_ ]] || { echo "--chapters: '$ch' is not a chapter folder (NN_topic with a CMakeLists.txt)" >&2; exit 2; }
+# A program key (chapter, or chapter.program) must name a program of those chapters' CMakeLists.txt.
+for key in ${only_programs//,/ }; do
+  key_ch=${key%%.*} key_prog=""
+  [[ $key == *.* ]] && key_prog=${key#*.}
+  known=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from update_results import chapter_programs; from pathlib import Path; print(" ".join(chapter_programs(Path(sys.argv[2]))))' "$root/scripts" "$key_ch" 2>/dev/null)
+  if [[ " ${chapters[*]} " != *" $key_ch "* || -z $known || ( -n $key_prog && " $known " != *" $key_prog "* ) ]]; then
+    echo "--programs: '$key' is not a program of the chapters asked for (a chapter, or chapter.program of its CMakeLists.txt)" >&2; exit 2
+  fi
 done
+if ((prebuilt)) && [[ ! -f $build/course_programs.txt ]]; then
+  echo "--prebuilt, but $build has no course_programs.txt: run once without --prebuilt" >&2; exit 2
+fi
+# Checked: now the run starts. An earlier run's results are moved aside, never deleted.
+mkdir -p "$outdir" || { echo "OUTDIR '$outdir_arg' cannot be created" >&2; exit 2; }
+outdir=$(cd "$outdir" && pwd) || exit 2
+shopt -s nullglob
+earlier=("$outdir"/bench_* "$outdir"/sanitizer_* "$outdir"/ncu_* "$outdir"/timeline_*)
+shopt -u nullglob
+if ((${#earlier[@]})); then
+  aside="$outdir/earlier/$(date +%Y%m%d-%H%M%S)"
+  mkdir -p "$aside" && mv "${earlier[@]}" "$aside/" && echo "==> the earlier run's ${#earlier[@]} result file(s) moved to $aside"
+fi
 echo "==> chapters: ${chapters[*]:-none}"
 
 # a. configure and build
