@@ -48,7 +48,7 @@ constexpr int kBatchElems = 1024;
 constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 4 KiB
 constexpr int kChunkBytes = 16;                                            // one LDGSTS, one uint4
 constexpr int kChunkElems = kChunkBytes / sizeof(std::uint32_t);
-constexpr int kStages = 2;  // double buffering: one batch is computed while the next one lands (the lab runs 1-4)
+constexpr int kStages = 2;  // double buffering: one batch computed while the next lands (the lab: 1, 4)
 static_assert(kBatchBytes == kBlockThreads * kChunkBytes, "every thread copies and computes one 16-byte chunk");
 static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index wraps with a mask");
 static_assert(sizeof(block_barrier) == sizeof(std::uint64_t), "a block-scope cuda::barrier is one 64-bit mbarrier");
@@ -110,38 +110,33 @@ struct StageCursor {
 // ---- Kernels --------------------------------------------------------------------------------
 
 /// [arrive_and_wait]
-// The CUDA 11 guide's example with one buffer. cuda::aligned_size_t<16> promises 16-byte alignment; the
-// guide's plain byte count leaves the library alignof(std::uint32_t) = 4 (the lab measures that).
-__global__ void arrive_and_wait_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+// The minimal kernel: the CUDA 11 guide's example with one buffer, standard API only, the plain wait.
+// cuda::aligned_size_t<16> promises 16-byte alignment (the guide's plain byte count proves only 4).
+__global__ void arrive_and_wait_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                                       std::size_t num_batches) {
   __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
   __shared__ block_barrier full_bar;  // phase k completes when batch k of this block has landed
   cg::thread_block block = cg::this_thread_block();
-  // TUTORIAL: the barrier lives in shared memory, which no constructor initialises. One
-  // thread calls init() with the number of arrivals that complete a phase; the block sync
-  // makes that initialisation visible before any thread arrives on it or binds a copy to it.
-  if (block.thread_rank() == 0) init(&full_bar, block.size());  // each thread arrives once per phase
-  fence_barrier_init_for_tma();  // 9.0: the initialised barrier, visible to the bulk copy's completion
-  block.sync();  // nobody touches the barrier before its initialisation is visible
+  // TUTORIAL: shared memory has no constructor. One thread calls init() with the number of
+  // arrivals that complete a phase; the block sync makes it visible before anyone uses it.
+  if (threadIdx.x == 0) init(&full_bar, blockDim.x);  // each thread arrives once per phase
+  // 9.0: the bulk copy completes on the barrier through the async proxy: fence init() toward it
+  NV_IF_TARGET(NV_PROVIDES_SM_90, (cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);));
+  __syncthreads();  // nobody touches the barrier before its initialisation is visible
 
-  std::uint32_t phase = 0;
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, phase ^= 1u) {
-    // TUTORIAL: binding the copy to full_bar holds the current phase open until the data
-    // has landed. With LDGSTS (8.0, or alignment below 16) each copying thread adds one
-    // expected arrival, which the hardware makes when that thread's copies have landed. With
-    // 16-byte alignment on 9.0 thread 0 issues one bulk copy and adds its byte count to the
-    // phase's transaction count instead. Either way thread arrivals alone cannot complete it.
-    cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems, cuda::aligned_size_t<16>(kBatchBytes),
-                       full_bar);
-    // full_bar.arrive_and_wait() is full_bar.wait(full_bar.arrive()); the course bounds the wait.
-    // Its phase covered every thread's copies: no __syncthreads() before reading neighbours.
-    course::bounded_wait(full_bar, full_bar.arrive(), {"full", 0, phase});
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
+    // TUTORIAL: binding the copy to full_bar holds the current phase open until the data has
+    // landed: LDGSTS on 8.0 (each thread's arrive-on is one more expected arrival), one bulk
+    // copy counted in bytes on 9.0. Thread arrivals alone cannot complete the phase.
+    cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems,
+                       cuda::aligned_size_t<16>(kBatchBytes), full_bar);
+    full_bar.arrive_and_wait();  // every thread arrived and every copy landed: the whole batch
     compute_batch(smem_batch, gmem_out + batch * kBatchElems);
-    block.sync();  // the batch is no longer read when the next copy overwrites it
+    __syncthreads();  // the batch is no longer read when the next copy overwrites it
   }
 }
 /// [arrive_and_wait]
 
-/// [arrive_wait_token]
 __global__ void arrive_wait_token_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                                          std::size_t num_batches) {
   __shared__ alignas(16) std::uint32_t smem_batch[kStages][kBatchElems];  // the batch computed, the batch landing
@@ -153,6 +148,7 @@ __global__ void arrive_wait_token_kernel(const std::uint32_t* gmem_in, std::uint
   fence_barrier_init_for_tma();  // 9.0: the initialised barriers, visible to the bulk copies' completion
   block.sync();  // every barrier initialised before first use
 
+  /// [arrive_wait_token]
   block_barrier::arrival_token token[kStages];  // token[s]: this thread's arrival on full_bar[s]
   StageCursor<kStages> load_at;                 // the buffer the next copy fills
   // Starts the copy of `batch` (if it exists) and arrives: this thread has nothing more to
@@ -177,21 +173,23 @@ __global__ void arrive_wait_token_kernel(const std::uint32_t* gmem_in, std::uint
     compute_batch(smem_batch[wait_at.stage], gmem_out + batch * kBatchElems);
     block.sync();  // smem_batch[stage] is no longer read: the next iteration refills it
   }
+  /// [arrive_wait_token]
 }
-/// [arrive_wait_token]
 
 /// [parity]
+// A ring of kRingStages buffers: the lesson runs kStages = 2, the lab 1 and 4 (the cursors fit any ring).
+template <int kRingStages>
 __global__ void parity_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  __shared__ alignas(16) std::uint32_t smem_batch[kStages][kBatchElems];
-  __shared__ block_barrier full_bar[kStages];
+  __shared__ alignas(16) std::uint32_t smem_batch[kRingStages][kBatchElems];
+  __shared__ block_barrier full_bar[kRingStages];
   cg::thread_block block = cg::this_thread_block();
   if (block.thread_rank() == 0) {
-    for (int s = 0; s < kStages; ++s) init(&full_bar[s], block.size());  // each thread arrives once per phase
+    for (int s = 0; s < kRingStages; ++s) init(&full_bar[s], block.size());  // each thread arrives once per phase
   }
   fence_barrier_init_for_tma();  // 9.0: the initialised barriers, visible to the bulk copies' completion
   block.sync();  // every barrier initialised before first use
 
-  StageCursor<kStages> load_at;
+  StageCursor<kRingStages> load_at;
   auto load = [&](std::size_t batch) {
     if (batch >= num_batches) return;
     cuda::memcpy_async(block, smem_batch[load_at.stage], gmem_in + batch * kBatchElems,
@@ -200,10 +198,10 @@ __global__ void parity_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_
     load_at.advance();
   };
 
-  for (int s = 0; s < kStages - 1; ++s) load(blockIdx.x + s * std::size_t{gridDim.x});  // prime
-  StageCursor<kStages> wait_at;
+  for (int s = 0; s < kRingStages - 1; ++s) load(blockIdx.x + s * std::size_t{gridDim.x});  // prime
+  StageCursor<kRingStages> wait_at;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, wait_at.advance()) {
-    load(batch + (kStages - 1) * std::size_t{gridDim.x});
+    load(batch + (kRingStages - 1) * std::size_t{gridDim.x});
     // TUTORIAL: no token to keep: the wait names the phase by its parity, which the cursor
     // tracks. The wait goes to the mbarrier underneath the cuda::barrier (its native
     // handle): mbarrier.try_wait.parity on 9.0, mbarrier.test_wait.parity on 8.0.
@@ -215,9 +213,9 @@ __global__ void parity_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_
 }
 /// [parity]
 
-/// [noinc]
 __global__ void noinc_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
   __shared__ alignas(16) std::uint32_t smem_batch[kStages][kBatchElems];
+  /// [noinc]
   __shared__ std::uint64_t full_bar[kStages];  // raw mbarriers: 8 bytes of shared memory each
   // TUTORIAL: the count is written out. Per phase every thread arrives once itself, and
   // once more through cp.async.mbarrier.arrive.noinc when its copies have landed. Without
@@ -237,6 +235,7 @@ __global__ void noinc_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_o
     (void)cuda::ptx::mbarrier_arrive(&full_bar[load_at.stage]);            // this thread's own arrival
     load_at.advance();
   };
+  /// [noinc]
 
   for (int s = 0; s < kStages - 1; ++s) load(blockIdx.x + s * std::size_t{gridDim.x});  // prime
   StageCursor<kStages> wait_at;
@@ -254,7 +253,6 @@ __global__ void noinc_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_o
     for (int s = 0; s < kStages; ++s) __mbarrier_inval(&full_bar[s]);
   }
 }
-/// [noinc]
 
 // ---- Launchers and the variant table -------------------------------------------------------
 
@@ -281,7 +279,7 @@ const Variant kVariants[] = {
     {"arrive_wait_token", "two buffers: arrive for the next batch, compute, then wait(token)",
      &launch_batch_grid<arrive_wait_token_kernel>},
     {"parity", "two buffers: wait on the phase parity through the native mbarrier handle",
-     &launch_batch_grid<parity_kernel>},
+     &launch_batch_grid<parity_kernel<kStages>>},
     {"noinc", "raw mbarriers, per-thread 16-byte LDGSTS, cp.async.mbarrier.arrive.noinc",
      &launch_batch_grid<noinc_kernel>},
 };
