@@ -1,29 +1,21 @@
 // 05_warp_specialized: one producer warp copies, the other warps compute (guide 4.11.1.3).
 //
-// What you learn: warp specialisation. The block's first warp only issues asynchronous
-// copies into a ring of shared-memory buffers; the other warps only compute. They hand each
+// What you learn: warp specialisation. The block's first warp only issues asynchronous copies
+// into a ring of shared-memory buffers; the other four warps only compute. They hand each
 // buffer back and forth through two barriers, full_bar (the batch landed) and empty_bar (the
-// buffer is free again), waited on by phase parity. Written twice: with a partitioned
-// cuda::pipeline, and with raw mbarriers whose arrival counts and phases are spelled out.
-// What changed from 04: no thread both copies and computes any more: one warp keeps issuing
-// copies while the others compute, and several small blocks share an SM instead of one big one.
-// Hardware: compute capability 8.0+ (LDGSTS and mbarrier); on 9.0 both variants stay LDGSTS.
-// Run: build/05_warp_specialized/warp_specialized [--bench] [--variant=NAME]; 1 to 4 buffers:
+// buffer is free again), waited on by phase parity. Three versions: `minimal` (cuda::barrier
+// pairs, plain waits), `pipeline` (a partitioned cuda::pipeline) and `mbarrier` (raw mbarriers,
+// a {stage, phase} cursor and bounded waits: the ring chapters 06-09 build on).
+// From 04: no thread both copies and computes any more. Needs compute capability 8.0+.
+// Run: build/05_warp_specialized/warp_specialized [--bench] [--variant=NAME]; 1 and 4 buffers:
 //      build/05_warp_specialized/warp_specialized_lab.
-// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#producer-consumer-pattern-through-warp-specialization
-//        (4.11.1.3), and 4.10 Pipelines https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/pipelines.html
-// API: cuda::make_pipeline (partitioned)
-//        https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/pipeline/make_pipeline.html
-//      cuda::pipeline_shared_state
-//        https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/pipeline/shared_state.html
-//      cuda::ptx::mbarrier_init / mbarrier_arrive
-//        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_init.html
-//        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_arrive.html
-//      PTX mbarrier (phases, parity, arrival counts)
-//        https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier
-//      PTX cp.async.mbarrier.arrive(.noinc)
-//        https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-cp-async-mbarrier-arrive
+// Guide: 4.11.1.3 and 4.10 Pipelines, https://docs.nvidia.com/cuda/cuda-programming-guide/
+//        04-special-topics/async-copies.html#producer-consumer-pattern-through-warp-specialization
+// API: cuda::barrier, cuda::make_pipeline (partitioned), cuda::pipeline_shared_state, and
+//      cuda::ptx::mbarrier_init / mbarrier_arrive: https://nvidia.github.io/cccl/libcudacxx/
+//      PTX mbarrier, cp.async.mbarrier.arrive: docs.nvidia.com/cuda/parallel-thread-execution
 #include <cooperative_groups.h>
+#include <cuda/barrier>
 #include <cuda/pipeline>
 #include <cuda/ptx>
 #include <cuda_pipeline.h>
@@ -38,19 +30,20 @@
 #include "course/pattern.hpp"
 #include "course/stage_cursor.hpp"
 #include "course/wait.cuh"
-#include "warp_specialized_model.hpp"  // the block's roles, the batch, the arrival counts, the copy plan, the grid
+#include "warp_specialized_model.hpp"  // the roles, the batch, the arrival counts, the copy plan
 
 namespace cg = cooperative_groups;
 
-// A __shared__ pipeline_shared_state has a constructor that must not run (shared memory is not
-// initialised at launch); make_pipeline() initialises it. Silence the warning about it.
+// A __shared__ barrier or pipeline_shared_state has a constructor that must not run (shared
+// memory is not initialised at launch); init() and make_pipeline() do it. Silence the warning.
 #pragma nv_diag_suppress static_var_with_dynamic_init
 
-constexpr int kStages = 2;  // the ring's buffers: the guide's double buffering (the lab runs 1 to 4)
+constexpr int kStages = 2;  // the ring's buffers: the guide's double buffering (the lab: 1 and 4)
 
 // ---- The problem: chapter 01's ring smoothing, on 8 KiB batches ----------------------------
 
-__host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre, std::uint32_t right) {
+__host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre,
+                                                std::uint32_t right) {
   return left + 2u * centre + right;  // wraps modulo 2^32 on host and device alike
 }
 
@@ -69,7 +62,8 @@ std::vector<std::uint32_t> reference(const std::vector<std::uint32_t>& in) {
 /// [consume]
 // The consumers' work on one staged batch: each consumer thread computes four neighbouring
 // outputs and writes them with one 16-byte store, so a warp writes 512 contiguous bytes.
-__device__ void consume_batch(const std::uint32_t* smem_batch, std::uint32_t* gmem_out_batch, int consumer_idx) {
+__device__ void consume_batch(const std::uint32_t* smem_batch, std::uint32_t* gmem_out_batch,
+                              int consumer_idx) {
   const uint4* smem_chunks = reinterpret_cast<const uint4*>(smem_batch);
   uint4* gmem_chunks = reinterpret_cast<uint4*>(gmem_out_batch);
   for (int c = consumer_idx; c < kBatchChunks; c += kConsumerThreads) {
@@ -82,42 +76,84 @@ __device__ void consume_batch(const std::uint32_t* smem_batch, std::uint32_t* gm
 }
 /// [consume]
 
-// ---- Variant 1: a partitioned cuda::pipeline (the guide's first version) --------------------
+// ---- Variant 1: the minimal ring, standard API only -------------------------------------------
+
+/// [minimal_kernel]
+__global__ void __launch_bounds__(kBlockThreads)
+    minimal_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
+  using barrier = cuda::barrier<cuda::thread_scope_block>;
+  __shared__ alignas(16) std::uint32_t smem_batches[kStages][kBatchElems];
+  __shared__ barrier full_bar[kStages];   // the batch in buffer `stage` has landed
+  __shared__ barrier empty_bar[kStages];  // buffer `stage` may be overwritten
+  if (threadIdx.x == 0) {
+    for (int stage = 0; stage < kStages; ++stage) {
+      init(&full_bar[stage], kProducerThreads);   // every producer lane arrives once per batch
+      init(&empty_bar[stage], kConsumerThreads);  // every consumer thread arrives once per batch
+    }
+  }
+  __syncthreads();  // no thread touches a barrier before it is initialised
+  const bool is_producer_warp = threadIdx.x < kWarpThreads;
+  const auto warp = cg::tiled_partition<kWarpThreads>(cg::this_thread_block());
+  int stage = 0;
+  unsigned phase = 0;  // parity of the round through the ring: flips when `stage` wraps
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
+    if (is_producer_warp) {
+      // Wait until the consumers released this buffer one round ago: the phase before ours.
+      // In round 0 that is the phase "before phase 0", which a fresh barrier counts as done.
+      empty_bar[stage].wait_parity(phase ^ 1);
+      cuda::memcpy_async(warp, smem_batches[stage], gmem_in + batch * kBatchElems,
+                         cuda::aligned_size_t<16>(kBatchBytes), full_bar[stage]);
+      (void)full_bar[stage].arrive();  // the phase also waits for this lane's copies to land
+    } else {
+      full_bar[stage].wait_parity(phase);  // the whole batch has landed
+      consume_batch(smem_batches[stage], gmem_out + batch * kBatchElems,
+                    threadIdx.x - kProducerThreads);
+      (void)empty_bar[stage].arrive();  // this thread no longer reads the buffer
+    }
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+}
+/// [minimal_kernel]
+
+// ---- Variant 2: a partitioned cuda::pipeline (the guide's first version) --------------------
 
 /// [pipeline_kernel]
+template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
     pipeline_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
                     std::size_t num_batches) {
-  __shared__ alignas(16) std::uint32_t smem_batches[kStages][kBatchElems];  // the ring of buffers
+  __shared__ alignas(16) std::uint32_t smem_batches[kStages][kBatchElems];  // the ring
   __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> shared_state;
   cg::thread_block block = cg::this_thread_block();
-  // TUTORIAL: the partitioned overload. Thread 0 initialises two barriers per stage: one that
-  // expects kProducerThreads arrivals (a producer_commit from each producer thread) and one
-  // that expects the other block.size() - kProducerThreads (a consumer_release from each
-  // consumer thread); then the block synchronises. The pipeline never asks who is who: the
-  // count must match the threads that actually take the producer branch below.
-  cuda::pipeline<cuda::thread_scope_block> pipe = cuda::make_pipeline(block, &shared_state, kProducerThreads);
+  // TUTORIAL: the partitioned overload. Thread 0 initialises two barriers per stage, one
+  // expecting a producer_commit from each of kProducerThreads threads, one a consumer_release
+  // from each of the other threads; then the block synchronises. The count must match the
+  // threads that take the producer branch below.
+  cuda::pipeline<cuda::thread_scope_block> pipe =
+      cuda::make_pipeline(block, &shared_state, kProducerThreads);
   const bool is_producer_warp = threadIdx.x / kWarpThreads == 0;
 
-  // The pipeline keeps its stage index private; each role keeps its own cursor to pick the buffer.
-  course::StageCursor<kStages> cursor;
+  course::StageCursor<kStages> cursor;  // the pipeline's stage is private: a cursor per role
   if (is_producer_warp) {
-    const cg::thread_block_tile<kWarpThreads> producer_warp = cg::tiled_partition<kWarpThreads>(block);
-    for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
+    const auto producer_warp = cg::tiled_partition<kWarpThreads>(block);
+    for (std::size_t batch = blockIdx.x; batch < num_batches;
+         batch += gridDim.x, cursor.advance()) {
       // Wait until every consumer released this buffer (the first round passes at once).
-      // libcu++ offers no timed producer_acquire; if it never returned, the consumers' bounded
-      // wait for this very batch would report it.
+      // No timed producer_acquire exists; if it never returned, the consumers' bounded wait
+      // for this very batch would report it.
       pipe.producer_acquire();
-      // Collective over the producer warp: the library gives each lane 16-byte chunks
-      // lane, lane + 32, ... of the 8 KiB batch, so the warp fills the whole buffer.
       cuda::memcpy_async(producer_warp, smem_batches[cursor.stage], gmem_in + batch * kBatchElems,
                          cuda::aligned_size_t<kChunkBytes>(kBatchBytes), pipe);
-      pipe.producer_commit();  // this lane's copies count towards the stage's "full" phase once they land
+      pipe.producer_commit();  // this lane's copies count towards the stage's "full" phase
     }
   } else {
     const int consumer_idx = threadIdx.x - kProducerThreads;
-    for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-      course::bounded_consumer_wait(pipe, {"full", cursor.stage, cursor.phase});  // the whole batch landed
+    for (std::size_t batch = blockIdx.x; batch < num_batches;
+         batch += gridDim.x, cursor.advance()) {
+      course::bounded_consumer_wait(pipe, {"full", cursor.stage, cursor.phase});  // all landed
       consume_batch(smem_batches[cursor.stage], gmem_out + batch * kBatchElems, consumer_idx);
       pipe.consumer_release();  // this thread no longer reads the buffer: it may be refilled
     }
@@ -125,7 +161,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 /// [pipeline_kernel]
 
-// ---- Variant 2: raw mbarriers, full_bar and empty_bar per buffer (the guide's second) -------
+// ---- Variant 3: raw mbarriers, full_bar and empty_bar per buffer (the guide's second) -------
 
 /// [arrive_noinc]
 // When every cp.async this thread has issued so far has landed, arrive once on `bar`.
@@ -140,61 +176,70 @@ __device__ inline void arrive_when_copies_land(std::uint64_t* bar) {
 /// [arrive_noinc]
 
 /// [mbarrier_producer]
-__device__ void produce_batches(const std::uint32_t* gmem_in, std::uint32_t* smem_batches, std::uint64_t* full_bar,
-                                std::uint64_t* empty_bar, std::size_t num_batches, int lane_idx) {
+template <int kStages>
+__device__ void produce_batches(const std::uint32_t* gmem_in, std::uint32_t* smem_batches,
+                                std::uint64_t* full_bar, std::uint64_t* empty_bar,
+                                std::size_t num_batches, int lane_idx) {
   course::StageCursor<kStages> cursor;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-    // TUTORIAL: the buffer is free once the consumers finished the batch it held one round
-    // ago, i.e. when empty_bar[stage] completed the phase *before* cursor.phase. Waiting for
-    // parity phase ^ 1 does that, and in round 0 it returns at once: a fresh mbarrier is in
-    // phase 0, so the phase of parity 1 before it counts as complete.
+    // The buffer is free once empty_bar[stage] completed the phase before cursor.phase
+    // (round 0: at once, a fresh barrier counts the phase before phase 0 as complete).
     course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u,
                                 {"empty", cursor.stage, cursor.phase ^ 1u});
     for (int k = 0; k < kChunksPerProducer; ++k) {
       const ChunkCopy copy = producer_chunk(batch, cursor.stage, lane_idx, k);
-      __pipeline_memcpy_async(smem_batches + copy.smem_elem, gmem_in + copy.gmem_elem, kChunkBytes);
+      __pipeline_memcpy_async(smem_batches + copy.smem_elem, gmem_in + copy.gmem_elem,
+                              kChunkBytes);
     }
-    arrive_when_copies_land(&full_bar[cursor.stage]);  // one of kFullArrivals, made when this lane's chunks land
+    arrive_when_copies_land(&full_bar[cursor.stage]);  // one of kFullArrivals, when they land
   }
 }
 /// [mbarrier_producer]
 
 /// [mbarrier_consumer]
-__device__ void consume_batches(const std::uint32_t* smem_batches, std::uint32_t* gmem_out, std::uint64_t* full_bar,
-                                std::uint64_t* empty_bar, std::size_t num_batches, int consumer_idx) {
+template <int kStages>
+__device__ void consume_batches(const std::uint32_t* smem_batches, std::uint32_t* gmem_out,
+                                std::uint64_t* full_bar, std::uint64_t* empty_bar,
+                                std::size_t num_batches, int consumer_idx) {
   course::StageCursor<kStages> cursor;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-    // The batch is complete when all kFullArrivals producer lanes' copies landed in this round.
-    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
-    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems, consumer_idx);
+    // The batch is complete when all kFullArrivals producer lanes' copies landed this round.
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase,
+                                {"full", cursor.stage, cursor.phase});
+    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems,
+                  consumer_idx);
     __syncwarp();  // every lane of this warp has finished reading the buffer...
     if (consumer_idx % kWarpThreads == 0) {
-      (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // ...so one arrival speaks for the warp
+      (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // ...so one arrival will do
     }
   }
 }
 /// [mbarrier_consumer]
 
 /// [mbarrier_kernel]
+template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
     mbarrier_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
                     std::size_t num_batches) {
-  __shared__ alignas(16) std::uint32_t smem_batches[kStages * kBatchElems];  // [kStages][kBatchElems]
-  __shared__ alignas(8) std::uint64_t full_bar[kStages];   // buffer `stage` holds a complete batch
+  __shared__ alignas(16) std::uint32_t smem_batches[kStages * kBatchElems];  // [stage][elem]
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];   // buffer `stage` holds a whole batch
   __shared__ alignas(8) std::uint64_t empty_bar[kStages];  // buffer `stage` may be overwritten
   if (threadIdx.x == 0) {
     // (mbarrier_init takes the count by reference: pass a copy, not the host-side constant.)
     for (int stage = 0; stage < kStages; ++stage) {
-      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});    // one per producer lane
-      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kEmptyArrivals});  // one per consumer warp
+      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});    // producer lanes
+      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kEmptyArrivals});  // consumer warps
     }
   }
   __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
 
-  if (threadIdx.x / kWarpThreads == 0) {
-    produce_batches(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
+  const int warp_idx = threadIdx.x / kWarpThreads;
+  const bool is_producer_warp = warp_idx == 0;
+  if (is_producer_warp) {
+    produce_batches<kStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
   } else {
-    consume_batches(smem_batches, gmem_out, full_bar, empty_bar, num_batches, threadIdx.x - kProducerThreads);
+    consume_batches<kStages>(smem_batches, gmem_out, full_bar, empty_bar, num_batches,
+                             threadIdx.x - kProducerThreads);
   }
 }
 /// [mbarrier_kernel]
@@ -202,24 +247,24 @@ __global__ void __launch_bounds__(kBlockThreads)
 // ---- Launchers and the variant table -------------------------------------------------------
 
 /// [launch]
-// Chapter 01's grid rule: short-lived blocks, started in index order, keep the batches in flight
-// neighbours in memory (the lab's mbarrier_2stage_resident row runs the resident grid instead).
-// Four batches per block, twice the ring, so that the producer still fills one buffer while the
-// consumers compute the other, and each buffer goes round more than once. Several blocks share
-// an SM (one producer warp each). `max_blocks` (if not 0) caps the grid, so that a test can send
-// many batches through one block.
+// Chapter 01's grid rule: short-lived blocks, started in index order, keep the batches in
+// flight neighbours in memory (the lab's mbarrier_2stage_resident row runs a resident grid).
+// Four batches per block, twice the ring, so that each buffer goes round more than once.
+// Several blocks share an SM (one producer warp each). `max_blocks` (if not 0) caps the grid,
+// so that a test can send many batches through one block.
 constexpr int kBatchesPerBlock = 4;
 
 template <auto kKernel>
-void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
-                       unsigned max_blocks) {
-  kKernel<<<batch_grid(num_batches, kBatchesPerBlock, max_blocks), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
+void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                       std::size_t num_batches, unsigned max_blocks) {
+  const unsigned grid = batch_grid(num_batches, kBatchesPerBlock, max_blocks);
+  kKernel<<<grid, kBlockThreads>>>(gmem_in, gmem_out, num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
 
-using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
-                        unsigned max_blocks);
+using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                        std::size_t num_batches, unsigned max_blocks);
 
 struct Variant {
   const char* name;
@@ -227,9 +272,12 @@ struct Variant {
   Launch launch;
 };
 const Variant kVariants[] = {
-    {"pipeline", "partitioned cuda::pipeline, 1 producer warp, 2 buffers", &launch_batch_grid<pipeline_kernel>},
+    {"minimal", "cuda::barrier full/empty pairs, plain waits, 2 buffers",
+     &launch_batch_grid<minimal_kernel>},
+    {"pipeline", "partitioned cuda::pipeline, 1 producer warp, 2 buffers",
+     &launch_batch_grid<pipeline_kernel<kStages>>},
     {"mbarrier", "raw mbarriers full_bar/empty_bar, cp.async...arrive.noinc, 2 buffers",
-     &launch_batch_grid<mbarrier_kernel>},
+     &launch_batch_grid<mbarrier_kernel<kStages>>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
@@ -243,7 +291,9 @@ struct Problem {
     expected = reference(host_in);
     gmem_in.upload(host_in.data());
   }
-  void launch(const Variant& v) { v.launch(gmem_in.data(), gmem_out.data(), num_batches, max_blocks); }
+  void launch(const Variant& v) {
+    v.launch(gmem_in.data(), gmem_out.data(), num_batches, max_blocks);
+  }
   std::size_t num_batches;
   unsigned max_blocks;
   std::vector<std::uint32_t> host_in, expected;
@@ -259,13 +309,20 @@ course::Comparison verify(const Variant& variant, Problem& problem) {
   return problem.gmem_out.check(problem.expected, kBatchElems);
 }
 
-void run(const course::Options& opts, course::Report& report) {
+// Every variant of a table (the lesson's or the lab's), verified and then timed.
+template <std::size_t kCount>
+void run_table(const Variant (&variants)[kCount], const course::Options& opts,
+               course::Report& report) {
   Problem problem(opts.size_bytes / kBatchBytes);
-  for (const Variant& v : kVariants) {
+  for (const Variant& v : variants) {
     course::check_and_time(
         opts, report, v.name, [&] { return verify(v, problem); }, [&] { problem.launch(v); },
         2 * opts.size_bytes);  // each element read once and written once
   }
+}
+
+void run(const course::Options& opts, course::Report& report) {
+  run_table(kVariants, opts, report);
 }
 
 course::ChapterInfo chapter_info() {
@@ -273,18 +330,21 @@ course::ChapterInfo chapter_info() {
   info.program = "warp_specialized";
   info.title = "05 warp_specialized: a producer warp and consumer warps around a ring of buffers";
   info.explanation =
-      "The block's first warp copies 8 KiB batches into a ring of two shared-memory buffers with LDGSTS;\n"
-      "four consumer warps compute each batch (chapter 01's ring smoothing) and store it. Buffers are\n"
-      "handed over through a partitioned cuda::pipeline, or through raw full/empty mbarriers.";
+      "The block's first warp copies 8 KiB batches into a ring of two shared-memory buffers;\n"
+      "four consumer warps compute each batch (chapter 01's ring smoothing) and store it.\n"
+      "Buffers change hands through cuda::barrier pairs, a partitioned cuda::pipeline, or raw\n"
+      "full/empty mbarriers.";
   info.requirement = {8, 0, false, "cp.async (LDGSTS) and mbarrier"};
   info.verify_bytes = 8u << 20;
   info.bench_bytes = 1u << 30;
-  info.size_rule =
-      course::whole_multiples_of(kBatchBytes, "--size must be a whole number of 8 KiB batches (2048 uint32 elements)");
+  info.size_rule = course::whole_multiples_of(
+      kBatchBytes, "--size must be a whole number of 8 KiB batches (2048 uint32 elements)");
   info.host_model = print_ring_model<kStages>;  // runs without a GPU
   return info;
 }
 
 #ifndef COURSE_NO_MAIN
-int main(int argc, char** argv) { return course::chapter_main(argc, argv, chapter_info(), kVariants, run); }
+int main(int argc, char** argv) {
+  return course::chapter_main(argc, argv, chapter_info(), kVariants, run);
+}
 #endif

@@ -1,23 +1,19 @@
-// 05_warp_specialized lab: how many buffers the ring needs.
+// 05_warp_specialized lab: how many buffers the ring needs, the grid, and who releases.
 //
-// The lesson's ring has two buffers, the guide's double buffering. This program runs both of the
-// lesson's kernels, the partitioned cuda::pipeline and the raw mbarriers, with 1, 2, 3 and 4
-// buffers (pipeline_1stage .. mbarrier_4stage; the 2-buffer rows are the lesson's kernels). One
-// buffer leaves no overlap inside a block: the producer refills it only after the consumers
-// released it. More buffers let the producer run further ahead, but take shared memory (8 KiB
-// each), and with it resident blocks per SM, whose producer warps keep copies in flight too.
-// The rows run on the lesson's grid (four batches per block), except mbarrier_2stage_resident:
-// the lesson's mbarrier kernel on the grid the lesson had before it took chapter 01's batch grid,
-// as many blocks as fit at once, each looping over batches k, k + grid, ... for the whole input.
-// mbarrier_2stage_all_arrive is the lesson's mbarrier ring with every consumer thread arriving on
-// empty_bar instead of one lane per warp after __syncwarp (what racecheck makes of each: the page).
-// Every row is verified bit for bit before it is timed, as in the lesson.
-// --timeline=FILE runs mbarrier_2stage once more, on the resident grid so that a block's ring turns
-// many times, with per-stage events recorded (the producer's issues, the consumers' land, consume,
-// release in blocks 0-3) and writes them as CSV; scripts/draw_timelines.py draws them.
+// The lesson's ring has two buffers, the guide's double buffering. This program runs the lesson's
+// pipeline_kernel and mbarrier_kernel with 1 and 4 buffers (pipeline_1stage .. mbarrier_4stage):
+// one buffer leaves no overlap inside a block, four let the producer run four batches ahead but
+// take 32 KiB of shared memory, and with it resident blocks per SM. mbarrier_2stage_resident is
+// the lesson's mbarrier kernel on a resident grid (as many blocks as fit at once, each looping over
+// batches k, k + grid, ...); mbarrier_2stage_all_arrive is the lesson's ring with every consumer
+// thread arriving on empty_bar instead of one lane per warp after __syncwarp (what racecheck makes
+// of each: the reference page). Every row is verified bit for bit before it is timed.
+// --timeline=FILE runs the resident row once more with per-stage events recorded (the producer's
+// issues, the consumers' land, consume, release in blocks 0-3) and writes them as CSV;
+// scripts/draw_timelines.py draws them.
 // Hardware: compute capability 8.0+ (LDGSTS and mbarrier), as the lesson.
-// Run: build/05_warp_specialized/warp_specialized_lab [--bench] [--variant=NAME] [--size=N] [--timeline=FILE]
-#include "warp_specialized.cu"  // the lesson: the batch, consume_batch, the kernels, launch_batch_grid, Problem
+// Run: build/05_warp_specialized/warp_specialized_lab [--bench] [--variant=NAME] [--timeline=FILE]
+#include "warp_specialized.cu"  // the lesson: the batch, the kernels, launch_batch_grid, Problem
 
 #include <stdexcept>
 #include <string>
@@ -25,93 +21,6 @@
 #include "course/timeline.hpp"  // --timeline: the recorder and the CSV (measurement only)
 
 namespace lab {
-
-// ---- The lesson's kernels with the number of buffers as a template parameter ------------------
-// Line for line the lesson's, with kStages a template parameter instead of the lesson's constant.
-
-template <int kStages>
-__global__ void __launch_bounds__(kBlockThreads)
-    pipeline_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
-                    std::size_t num_batches) {
-  __shared__ alignas(16) std::uint32_t smem_batches[kStages][kBatchElems];  // the ring of buffers
-  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> shared_state;
-  cg::thread_block block = cg::this_thread_block();
-  // Partitioned: thread 0 initialises a produced barrier (kProducerThreads arrivals) and a
-  // consumed barrier (the other threads) per stage, then the block synchronises.
-  cuda::pipeline<cuda::thread_scope_block> pipe = cuda::make_pipeline(block, &shared_state, kProducerThreads);
-  const bool is_producer_warp = threadIdx.x / kWarpThreads == 0;
-
-  course::StageCursor<kStages> cursor;  // the pipeline's stage is private: each role keeps its own cursor
-  if (is_producer_warp) {
-    const cg::thread_block_tile<kWarpThreads> producer_warp = cg::tiled_partition<kWarpThreads>(block);
-    for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-      pipe.producer_acquire();  // every consumer released this buffer (unbounded: no timed form in libcu++)
-      cuda::memcpy_async(producer_warp, smem_batches[cursor.stage], gmem_in + batch * kBatchElems,
-                         cuda::aligned_size_t<kChunkBytes>(kBatchBytes), pipe);
-      pipe.producer_commit();  // this lane's copies count towards the stage's "full" phase once they land
-    }
-  } else {
-    const int consumer_idx = threadIdx.x - kProducerThreads;
-    for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-      course::bounded_consumer_wait(pipe, {"full", cursor.stage, cursor.phase});  // the whole batch landed
-      consume_batch(smem_batches[cursor.stage], gmem_out + batch * kBatchElems, consumer_idx);
-      pipe.consumer_release();  // this thread no longer reads the buffer: it may be refilled
-    }
-  }
-}
-
-template <int kStages>
-__device__ void produce_batches(const std::uint32_t* gmem_in, std::uint32_t* smem_batches, std::uint64_t* full_bar,
-                                std::uint64_t* empty_bar, std::size_t num_batches, int lane_idx) {
-  course::StageCursor<kStages> cursor;
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-    // The buffer is free once empty_bar[stage] completed the phase before cursor.phase (round 0: at once).
-    course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u,
-                                {"empty", cursor.stage, cursor.phase ^ 1u});
-    for (int k = 0; k < kChunksPerProducer; ++k) {
-      const ChunkCopy copy = producer_chunk(batch, cursor.stage, lane_idx, k);
-      __pipeline_memcpy_async(smem_batches + copy.smem_elem, gmem_in + copy.gmem_elem, kChunkBytes);
-    }
-    arrive_when_copies_land(&full_bar[cursor.stage]);  // one of kFullArrivals, made when this lane's chunks land
-  }
-}
-
-template <int kStages>
-__device__ void consume_batches(const std::uint32_t* smem_batches, std::uint32_t* gmem_out, std::uint64_t* full_bar,
-                                std::uint64_t* empty_bar, std::size_t num_batches, int consumer_idx) {
-  course::StageCursor<kStages> cursor;
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-    // The batch is complete when all kFullArrivals producer lanes' copies landed in this round.
-    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
-    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems, consumer_idx);
-    __syncwarp();  // every lane of this warp has finished reading the buffer...
-    if (consumer_idx % kWarpThreads == 0) {
-      (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // ...so one arrival speaks for the warp
-    }
-  }
-}
-
-template <int kStages>
-__global__ void __launch_bounds__(kBlockThreads)
-    mbarrier_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
-                    std::size_t num_batches) {
-  __shared__ alignas(16) std::uint32_t smem_batches[kStages * kBatchElems];  // [kStages][kBatchElems]
-  __shared__ alignas(8) std::uint64_t full_bar[kStages];   // buffer `stage` holds a complete batch
-  __shared__ alignas(8) std::uint64_t empty_bar[kStages];  // buffer `stage` may be overwritten
-  if (threadIdx.x == 0) {
-    for (int stage = 0; stage < kStages; ++stage) {
-      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});    // one per producer lane
-      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kEmptyArrivals});  // one per consumer warp
-    }
-  }
-  __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
-
-  if (threadIdx.x / kWarpThreads == 0) {
-    produce_batches<kStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
-  } else {
-    consume_batches<kStages>(smem_batches, gmem_out, full_bar, empty_bar, num_batches, threadIdx.x - kProducerThreads);
-  }
-}
 
 // ---- Every consumer thread arrives: the release without __syncwarp ----------------------------
 
@@ -148,7 +57,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
 
   if (threadIdx.x / kWarpThreads == 0) {
-    produce_batches<kRingStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
+    ::produce_batches<kRingStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
   } else {
     consume_batches_all_arrive(smem_batches, gmem_out, full_bar, empty_bar, num_batches,
                                   threadIdx.x - kProducerThreads);
@@ -232,7 +141,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 /// [recorded_mbarrier]
 
 constexpr int kTimelineStages = 2;
-constexpr const char* kTimelineVariant = "mbarrier_2stage";  // the lesson's mbarrier kernel, as the lab names it
+constexpr const char* kTimelineVariant = "mbarrier_2stage_resident";  // the grid it records on
 constexpr std::size_t kTimelineBytes = 256u << 20;  // 32768 batches: about 20 per block on an H100
 
 struct TimelineRun {
@@ -305,48 +214,35 @@ void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std:
 
 const Variant kVariants[] = {
     {"pipeline_1stage", "partitioned cuda::pipeline, 1 buffer", &launch_batch_grid<pipeline_kernel<1>>},
-    {"pipeline_2stage", "partitioned cuda::pipeline, 2 buffers (the lesson's)", &launch_batch_grid<pipeline_kernel<2>>},
-    {"pipeline_3stage", "partitioned cuda::pipeline, 3 buffers", &launch_batch_grid<pipeline_kernel<3>>},
     {"pipeline_4stage", "partitioned cuda::pipeline, 4 buffers", &launch_batch_grid<pipeline_kernel<4>>},
-    {"mbarrier_1stage", "raw mbarriers full_bar/empty_bar, 1 buffer", &launch_batch_grid<mbarrier_kernel<1>>},
-    {"mbarrier_2stage", "raw mbarriers full_bar/empty_bar, 2 buffers (the lesson's)",
-     &launch_batch_grid<mbarrier_kernel<2>>},
-    {"mbarrier_3stage", "raw mbarriers full_bar/empty_bar, 3 buffers", &launch_batch_grid<mbarrier_kernel<3>>},
-    {"mbarrier_4stage", "raw mbarriers full_bar/empty_bar, 4 buffers", &launch_batch_grid<mbarrier_kernel<4>>},
-    {"mbarrier_2stage_resident", "mbarrier_2stage on a resident grid: blocks loop over batches k, k + grid, ...",
+    {"mbarrier_1stage", "raw full_bar/empty_bar, 1 buffer", &launch_batch_grid<mbarrier_kernel<1>>},
+    {"mbarrier_4stage", "raw full_bar/empty_bar, 4 buffers", &launch_batch_grid<mbarrier_kernel<4>>},
+    {"mbarrier_2stage_resident", "the lesson's mbarrier on a resident grid: blocks loop over batches",
      &launch_resident<mbarrier_kernel<2>>},
-    {"mbarrier_2stage_all_arrive", "mbarrier_2stage with every consumer thread arriving on empty_bar (no __syncwarp)",
+    {"mbarrier_2stage_all_arrive", "the lesson's mbarrier, every consumer thread arrives on empty_bar",
      &launch_batch_grid<all_arrive_kernel>},
 };
 
 // ---- run(): verify every row, then time the correct ones ------------------------------------
 
-void run(const course::Options& opts, course::Report& report) {
-  Problem problem(opts.size_bytes / kBatchBytes);
-  for (const Variant& v : kVariants) {
-    course::check_and_time(
-        opts, report, v.name, [&] { return verify(v, problem); }, [&] { problem.launch(v); },
-        2 * opts.size_bytes);  // each element read once and written once
-  }
-}
+void run(const course::Options& opts, course::Report& report) { ::run_table(kVariants, opts, report); }
 
 // What runs without a GPU: the block, then the ring's walk and order for each number of buffers.
 void print_lab_model(std::ostream& out) {
   print_block_model(out);
   print_ring_walk<1>(out);
   print_ring_walk<2>(out);
-  print_ring_walk<3>(out);
   print_ring_walk<4>(out);
 }
 
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info = ::chapter_info();  // the lesson's requirement, sizes and size rule
   info.program = "warp_specialized_lab";
-  info.title = "05 warp_specialized lab: 1 to 4 buffers in the ring";
+  info.title = "05 warp_specialized lab: 1 and 4 buffers, the resident grid, every consumer arriving";
   info.explanation =
-      "The lesson's two kernels, the partitioned cuda::pipeline and the raw full/empty mbarriers, with a\n"
-      "ring of 1, 2, 3 and 4 buffers of 8 KiB per block (the lesson has 2), and the raw ring of 2 on a\n"
-      "resident grid whose blocks loop over the batches.";
+      "The lesson's partitioned cuda::pipeline and raw full/empty mbarriers with a ring of 1 and 4\n"
+      "buffers of 8 KiB per block (the lesson has 2); the raw ring of 2 on a resident grid whose blocks\n"
+      "loop over the batches, and with every consumer thread releasing the buffer itself.";
   info.host_model = print_lab_model;
   info.timeline = write_timeline;
   info.timeline_variant = kTimelineVariant;

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <ostream>
 #include <stdexcept>
@@ -224,6 +225,65 @@ RingRun run_ring(int num_batches, const RingProtocol& protocol = {}) {
 }
 /// [ring_model]
 
+// ---- The guide's 4.11.1.3 kernels, transcribed: what their counts and loop bounds do ----------
+
+// The guide's cuda::pipeline version run on host models of the pipeline's barriers, with the
+// guide's loop: the producer warp prefills batches 0 and 1, then in iteration b produces batch
+// b + 2 while the consumers consume batch b. make_pipeline(block, &state, 32) expects 32
+// producer arrivals per stage and block.size() - 32 consumer releases. With a block of one warp
+// there is no consumer: nobody ever releases a stage, and the producer's acquire for batch 2
+// waits forever. "" when every batch was produced and consumed, else the wait that never returns.
+inline std::string run_guide_pipeline(int num_warps, int num_batches) {
+  constexpr int kGuideStages = 2;
+  const int consumer_threads = (num_warps - 1) * kWarpThreads;
+  course::MbarrierModel produced[kGuideStages], consumed[kGuideStages];
+  for (int s = 0; s < kGuideStages; ++s) {
+    produced[s].init(kWarpThreads);
+    consumed[s].init(consumer_threads);  // 0 with one warp: no thread will ever arrive
+  }
+  course::StageCursor<kGuideStages> producer, consumer;
+  int produced_batches = 0, consumed_batches = 0;
+  const int consumers_do = consumer_threads > 0 ? num_batches : 0;  // no consumer thread, no loop
+  while (produced_batches < num_batches || consumed_batches < consumers_do) {
+    bool moved = false;
+    // producer_acquire: the phase before the cursor's (a fresh pipeline passes in round 0).
+    if (produced_batches < num_batches && consumed[producer.stage].phase_done(producer.phase ^ 1u)) {
+      for (int lane = 0; lane < kWarpThreads; ++lane) produced[producer.stage].arrive();  // commit
+      ++produced_batches;
+      producer.advance();
+      moved = true;
+    }
+    if (consumed_batches < consumers_do && produced[consumer.stage].phase_done(consumer.phase)) {
+      for (int t = 0; t < consumer_threads; ++t) consumed[consumer.stage].arrive();  // release
+      ++consumed_batches;
+      consumer.advance();
+      moved = true;
+    }
+    if (!moved) {
+      std::string problem = "stuck: ";
+      if (produced_batches < num_batches) {
+        problem += "producer_acquire of batch " + std::to_string(produced_batches) + " (stage " +
+                   std::to_string(producer.stage) + ") waits for a release";
+      }
+      if (consumed_batches < consumers_do) {
+        problem += std::string(produced_batches < num_batches ? ", " : "") + "consumer_wait of batch " +
+                   std::to_string(consumed_batches) + " waits";
+      }
+      return problem;
+    }
+  }
+  return "";
+}
+
+// The guide's loop bound, transcribed: num_batches = N / buffer_len. The elements of the last,
+// partial batch are never copied nor consumed; how many of the N elements the loop processes.
+inline std::size_t guide_elements_processed(std::size_t n, std::size_t buffer_len) {
+  const std::size_t num_batches = n / buffer_len;
+  std::size_t processed = 0;
+  for (std::size_t batch = 0; batch < num_batches; ++batch) processed += buffer_len;
+  return processed;
+}
+
 // What the programs print before they need a GPU: the block and its counts, ...
 inline void print_block_model(std::ostream& out) {
   out << "block: 1 producer warp + " << kConsumerWarps << " consumer warps (" << kBlockThreads
@@ -254,4 +314,99 @@ template <int kStages>
 void print_ring_model(std::ostream& out) {
   print_block_model(out);
   print_ring_walk<kStages>(out);
+}
+
+// ---- The concept figure: the full/empty hand-off, drawn from run_ring ------------------------
+
+// One row per step of run_ring<kStages>(num_batches), top to bottom in the order the ring allows
+// (the producer as far ahead as the barriers let it): on the left the producer warp's fills, on
+// the right the consumer warps' takes, each with the barrier it waits on (and the parity) and
+// the one it arrives at. A solid arrow: the fill's arrivals complete full_bar's phase that the
+// take waits for. A dashed arrow: the take's releases complete the empty_bar phase that the fill
+// of the same buffer one round later waits for. Deterministic text, a viewBox 720 wide.
+template <int kStages>
+std::string handoff_svg(int num_batches) {
+  static const char* const kFills[4] = {"#dbe9f6", "#fde2cf", "#dcefd9", "#efe3f4"};
+  static const char* const kEdges[4] = {"#4477aa", "#cc6633", "#228833", "#aa3377"};
+  const RingRun run = run_ring<kStages>(num_batches);
+  constexpr int kWidth = 720, kTop = 92, kRow = 62, kBoxH = 54, kBoxW = 306, kLeftX = 12, kRightX = 402;
+  const int rows = static_cast<int>(run.steps.size());
+  const int height = kTop + rows * kRow + 72;
+  std::string svg;
+  char text[640];
+  auto put = [&](const char* format, auto... args) {
+    std::snprintf(text, sizeof text, format, args...);
+    svg += text;
+  };
+  put("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100%%\" viewBox=\"0 0 %d %d\" "
+      "font-family=\"DejaVu Sans, Arial, sans-serif\">\n",
+      kWidth, height);
+  svg += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" "
+         "markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333333\"/>"
+         "</marker></defs>\n";
+  put("<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", kWidth, height);
+  put("<text x=\"%d\" y=\"24\" font-size=\"17\" font-weight=\"bold\">The full/empty hand-off: %d buffers, "
+      "%d batches</text>\n",
+      kLeftX, kStages, num_batches);
+  put("<text x=\"%d\" y=\"44\" font-size=\"12\">time runs down; stage s = batch %% %d, phase p = parity of "
+      "the round</text>\n",
+      kLeftX, kStages);
+  put("<text x=\"%d\" y=\"74\" font-size=\"14\" font-weight=\"bold\">producer warp (warp 0)</text>\n", kLeftX);
+  put("<text x=\"%d\" y=\"74\" font-size=\"14\" font-weight=\"bold\">consumer warps (1 to %d)</text>\n", kRightX,
+      kConsumerWarps);
+  std::vector<int> fill_row(num_batches, -1), take_row(num_batches, -1);
+  for (int r = 0; r < rows; ++r) {
+    const RingStep& step = run.steps[r];
+    (step.fill ? fill_row : take_row)[step.batch] = r;
+    const int x = step.fill ? kLeftX : kRightX, y = kTop + r * kRow;
+    put("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"5\" fill=\"%s\" stroke=\"%s\"/>\n", x, y, kBoxW,
+        kBoxH, kFills[step.stage % 4], kEdges[step.stage % 4]);
+    if (step.fill) {
+      put("<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">fill batch %d: stage %d, phase %u</text>\n",
+          x + 8, y + 17, step.batch, step.stage, step.phase);
+      const bool first_round = step.batch < kStages;
+      put("<text x=\"%d\" y=\"%d\" font-size=\"12\">wait empty_bar[%d], parity %u%s</text>\n", x + 8, y + 33,
+          step.stage, step.phase ^ 1u, first_round ? " (fresh: passes)" : "");
+      put("<text x=\"%d\" y=\"%d\" font-size=\"12\">copy, then arrive on full_bar[%d]</text>\n", x + 8, y + 48,
+          step.stage);
+    } else {
+      put("<text x=\"%d\" y=\"%d\" font-size=\"13\" font-weight=\"bold\">take batch %d: stage %d, phase %u</text>\n",
+          x + 8, y + 17, step.batch, step.stage, step.phase);
+      put("<text x=\"%d\" y=\"%d\" font-size=\"12\">wait full_bar[%d], parity %u</text>\n", x + 8, y + 33,
+          step.stage, step.phase);
+      put("<text x=\"%d\" y=\"%d\" font-size=\"12\">compute, then arrive on empty_bar[%d]</text>\n", x + 8,
+          y + 48, step.stage);
+    }
+  }
+  for (int b = 0; b < num_batches; ++b) {
+    if (fill_row[b] < 0 || take_row[b] < 0) continue;
+    // full_bar: the fill's arrivals complete the phase the take waits for.
+    put("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\" stroke-width=\"1.5\" "
+        "marker-end=\"url(#arrow)\"/>\n",
+        kLeftX + kBoxW, kTop + fill_row[b] * kRow + kBoxH / 2, kRightX, kTop + take_row[b] * kRow + kBoxH / 2);
+    // empty_bar: the take's releases complete the phase the refill of its buffer waits for.
+    if (b + kStages < num_batches && fill_row[b + kStages] >= 0) {
+      put("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\" stroke-width=\"1.5\" "
+          "stroke-dasharray=\"6 4\" marker-end=\"url(#arrow)\"/>\n",
+          kRightX, kTop + take_row[b] * kRow + kBoxH - 6, kLeftX + kBoxW, kTop + fill_row[b + kStages] * kRow + 8);
+    }
+  }
+  const int legend_y = kTop + rows * kRow + 14;
+  put("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\" stroke-width=\"1.5\" "
+      "marker-end=\"url(#arrow)\"/>\n",
+      kLeftX, legend_y, kLeftX + 40, legend_y);
+  put("<text x=\"%d\" y=\"%d\" font-size=\"12\">full_bar[s] completes: the batch landed, the consumers may read"
+      "</text>\n",
+      kLeftX + 50, legend_y + 4);
+  put("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333333\" stroke-width=\"1.5\" "
+      "stroke-dasharray=\"6 4\" marker-end=\"url(#arrow)\"/>\n",
+      kLeftX, legend_y + 22, kLeftX + 40, legend_y + 22);
+  put("<text x=\"%d\" y=\"%d\" font-size=\"12\">empty_bar[s] completes: the buffer is free, the producer may "
+      "refill it</text>\n",
+      kLeftX + 50, legend_y + 26);
+  put("<text x=\"%d\" y=\"%d\" font-size=\"12\">Drawn from run_ring (warp_specialized_model.hpp) by "
+      "warp_specialized_figures.</text>\n",
+      kLeftX, legend_y + 46);
+  svg += "</svg>\n";
+  return svg;
 }

@@ -4,10 +4,12 @@
 // the lesson and every row of the lab bit-exact on the GPU, a broken kernel stopped by a
 // bounded wait; the grid rule on the CPU, and the grids the launchers start, read back from the GPU.
 #include "warp_specialized_lab.cu"  // the lab, which brings the lesson and the model
+#include "warp_specialized_figures.cpp"  // the concept figure's program
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -134,6 +136,76 @@ TEST(HostCopyPlan, CatchesTheGuidesBufferIndexedByBatch) {
             "batch 2 writes element 4096, past the 2 buffers (4096 elements)");
 }
 
+// ---- The guide's 4.11.1.3 kernels: a single warp deadlocks, the tail is dropped -------------
+
+TEST(HostGuideKernels, ThePipelineVersionWithOneWarpNeverCompletes) {
+  // make_pipeline(block, &state, 32) with a block of one warp: no consumer thread, so nobody ever
+  // releases a stage, and the producer's acquire for the third batch waits forever.
+  EXPECT_EQ(run_guide_pipeline(1, 3), "stuck: producer_acquire of batch 2 (stage 0) waits for a release");
+  EXPECT_EQ(run_guide_pipeline(1, 64), "stuck: producer_acquire of batch 2 (stage 0) waits for a release");
+  EXPECT_EQ(run_guide_pipeline(1, 2), "") << "two batches fit the two stages: no acquire has to wait";
+  for (int warps : {2, 5, 32}) {
+    for (int batches : {1, 2, 3, 7, 64}) {
+      EXPECT_EQ(run_guide_pipeline(warps, batches), "") << warps << " warps, " << batches << " batches";
+    }
+  }
+}
+
+TEST(HostGuideKernels, TheGuidesBatchCountDropsTheTailWhichTheChapterRefuses) {
+  constexpr std::size_t kElems = 5 * kBatchElems + 100;  // not a multiple of the batch
+  EXPECT_EQ(guide_elements_processed(kElems, kBatchElems), 5u * kBatchElems) << "100 elements never processed";
+  EXPECT_EQ(guide_elements_processed(5 * kBatchElems, kBatchElems), 5u * kBatchElems);
+  EXPECT_EQ(guide_elements_processed(kBatchElems - 1, kBatchElems), 0u) << "less than one batch: nothing at all";
+  // The chapter refuses such a size with one line instead of dropping its tail.
+  const std::optional<std::string> refused = chapter_info().size_rule(kElems * sizeof(std::uint32_t));
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->find("whole number of 8 KiB batches"), std::string::npos) << *refused;
+}
+
+// ---- The concept figure, and the program that draws it -------------------------------------
+
+TEST(HostFigures, CommittedHandoffSvgIsWhatTheModelDraws) {
+  const std::string path =
+      std::filesystem::path(__FILE__).parent_path().string() + "/figures/" + kFigureName;
+  const std::string committed = course::read_text_file(path);
+  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
+  EXPECT_TRUE(committed == figure_svg())
+      << path << " differs from handoff_svg(); regenerate: "
+      << "build/05_warp_specialized/warp_specialized_figures 05_warp_specialized/figures";
+}
+
+TEST(HostFigures, TheHandoffShowsEachWaitAndArrivalOfTheRing) {
+  const std::string svg = handoff_svg<2>(5);
+  EXPECT_NE(svg.find("viewBox=\"0 0 720 "), std::string::npos);
+  EXPECT_NE(svg.find("width=\"100%\""), std::string::npos);
+  // Round 0 passes the producer's waits at once; round 1 waits for the consumers' releases.
+  EXPECT_NE(svg.find("fill batch 0: stage 0, phase 0"), std::string::npos);
+  EXPECT_NE(svg.find("wait empty_bar[0], parity 1 (fresh: passes)"), std::string::npos);
+  EXPECT_NE(svg.find("fill batch 2: stage 0, phase 1"), std::string::npos);
+  EXPECT_NE(svg.find("wait empty_bar[0], parity 0</text>"), std::string::npos);
+  EXPECT_NE(svg.find("take batch 3: stage 1, phase 1"), std::string::npos);
+  EXPECT_NE(svg.find("wait full_bar[1], parity 1"), std::string::npos);
+  // One solid arrow per batch (full_bar), one dashed per refill (empty_bar): 5 and 3.
+  EXPECT_EQ(course::count_matches(svg, "<line [^>]*marker-end"), 5 + 3 + 2) << "with the legend's two";
+  EXPECT_EQ(course::count_matches(svg, "<line [^>]*stroke-dasharray"), 3 + 1);
+}
+
+TEST(HostFigures, TheProgramWritesTheFigureAndRefusesBadArguments) {
+  std::ostringstream out, err;
+  EXPECT_EQ(figures_main({"--help"}, out, err), 0);
+  EXPECT_EQ(out.str().rfind("usage: warp_specialized_figures DIR", 0), 0u) << out.str();
+  EXPECT_EQ(figures_main({}, out, err), 2);
+  EXPECT_EQ(figures_main({"--out=x"}, out, err), 2);
+  EXPECT_NE(err.str().find("unknown option '--out=x'"), std::string::npos) << err.str();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "warp_specialized_figures_test";
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(figures_main({dir.string()}, out, err), 1) << "a missing folder is an error";
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(figures_main({dir.string()}, out, err), 0) << err.str();
+  EXPECT_EQ(course::read_text_file((dir / kFigureName).string()), figure_svg());
+  std::filesystem::remove_all(dir);
+}
+
 // ---- Reference and command line -------------------------------------------------------------
 
 TEST(HostWarpSpecialized, ReferenceMixesNeighboursInsideEachBatchRing) {
@@ -154,54 +226,11 @@ TEST(HostWarpSpecialized, SizeMustBeWholeBatches) {
   }
 }
 
-TEST(HostWarpSpecialized, TheLabRunsBothKernelsWithOneToFourBuffers) {
-  ASSERT_EQ(std::size(lab::kVariants), 10u) << "eight rings, the resident grid and every consumer arriving";
-  for (const char* kernel : {"pipeline", "mbarrier"}) {
-    for (int stages = 1; stages <= 4; ++stages) {
-      const std::string name = std::string(kernel) + "_" + std::to_string(stages) + "stage";
-      EXPECT_EQ(std::count_if(std::begin(lab::kVariants), std::end(lab::kVariants),
-                              [&](const Variant& v) { return name == v.name; }),
-                1)
-          << name;
-    }
-  }
-}
-
-TEST(HostWarpSpecialized, TheLabKeepsTheResidentGridAsOneRowOfTheLessonsMbarrierRing) {
-  int found = 0;
-  for (const Variant& v : lab::kVariants) {
-    if (std::string(v.name) != "mbarrier_2stage_resident") continue;
-    ++found;
-    EXPECT_EQ(v.launch, &lab::launch_resident<lab::mbarrier_kernel<kStages>>);
-  }
-  EXPECT_EQ(found, 1);
-}
-
-TEST(HostWarpSpecialized, TheLabKeepsARowWhereEveryConsumerThreadReleases) {
-  int found = 0;
-  for (const Variant& v : lab::kVariants) {
-    if (std::string(v.name) != "mbarrier_2stage_all_arrive") continue;
-    ++found;
-    EXPECT_EQ(v.launch, &launch_batch_grid<lab::all_arrive_kernel>) << "the lesson's grid, as its mbarrier row";
-  }
-  EXPECT_EQ(found, 1);
-  EXPECT_EQ(kConsumerThreads, kConsumerWarps * kWarpThreads) << "empty_bar's count in that row";
-}
-
-// ---- The grid rule (chapter 01's) ------------------------------------------------------------
-
-TEST(HostWarpSpecializedGrid, TheLessonTakesFourBatchesPerBlock) {
-  // The rule itself: course/batch_grid.hpp, tested by HostBatchGrid; here the chapter's use of it.
-  EXPECT_EQ(kBatchesPerBlock, 4);
-  EXPECT_GT(kBatchesPerBlock, kStages) << "a block of the lesson's grid goes round its ring more than once";
-  EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 32768u) << "1 GiB of 8 KiB batches";
-}
-
 TEST(HostWarpSpecialized, TheLabRecordsTheLessonsMbarrierRingAsItsTimeline) {
   const course::ChapterInfo lesson = chapter_info(), lab = lab::chapter_info();
   EXPECT_FALSE(lesson.timeline) << "a lesson records no timeline";
   ASSERT_TRUE(lab.timeline);
-  EXPECT_EQ(lab.timeline_variant, "mbarrier_2stage");
+  EXPECT_EQ(lab.timeline_variant, "mbarrier_2stage_resident");
   EXPECT_EQ(std::count_if(std::begin(lab::kVariants), std::end(lab::kVariants),
                           [&](const Variant& v) { return lab.timeline_variant == v.name; }),
             1);
@@ -221,31 +250,29 @@ class HostCodegen : public ::testing::Test {
       lab_[arch] = course::chapter_ptx("warp_specialized_lab", arch);
     }
   }
-  // A kernel of the lesson (plain name) or of the lab (namespace lab, with its buffer count).
-  static std::string lesson_kernel(const std::string& arch, const std::string& name) {
-    const std::string body = course::ptx_kernel_body(lesson_.at(arch), std::to_string(name.size()) + name + "PKj");
-    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in warp_specialized.compute_" << arch << ".ptx";
+  // A kernel template with its buffer count: the lesson's (2 buffers) or the lab's (1 and 4).
+  static std::string kernel(const std::string& arch, const std::string& name, int stages) {
+    const std::string& ptx = (stages == kStages ? lesson_ : lab_).at(arch);
+    const std::string part = std::to_string(name.size()) + name + "ILi" + std::to_string(stages) + "EE";
+    const std::string body = course::ptx_kernel_body(ptx, part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " for compute_" << arch;
     return body;
   }
-  static std::string lab_kernel(const std::string& arch, const std::string& name, int stages) {
-    const std::string part = "3lab" + std::to_string(name.size()) + name + "ILi" + std::to_string(stages) + "EE";
-    const std::string body = course::ptx_kernel_body(lab_.at(arch), part);
-    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in warp_specialized_lab.compute_" << arch << ".ptx";
-    return body;
-  }
-  // The lesson's kernel and the lab's at every buffer count.
   static std::vector<std::string> every(const std::string& arch, const std::string& name) {
-    std::vector<std::string> kernels = {lesson_kernel(arch, name)};
-    for (int stages = 1; stages <= 4; ++stages) kernels.push_back(lab_kernel(arch, name, stages));
-    return kernels;
+    return {kernel(arch, name, 1), kernel(arch, name, kStages), kernel(arch, name, 4)};
+  }
+  static std::string minimal(const std::string& arch) {
+    const std::string body = course::ptx_kernel_body(lesson_.at(arch), "14minimal_kernelPKj");
+    EXPECT_FALSE(body.empty()) << "no minimal_kernel for compute_" << arch;
+    return body;
   }
   static bool has(const std::string& body, const std::string& text) { return body.find(text) != std::string::npos; }
   static inline std::map<std::string, std::string> lesson_, lab_;
 };
 
-// Both versions copy with 16-byte LDGSTS that bypass L1 (cp.async.cg), also on 9.0: cuda::pipeline
-// allows no bulk-copy completion, and the raw version issues LDGSTS explicitly.
-TEST_F(HostCodegen, BothVariantsCopyWithSixteenByteLdgstsOnBothArchitectures) {
+// The pipeline and raw versions copy with 16-byte LDGSTS that bypass L1 (cp.async.cg), also on
+// 9.0: cuda::pipeline allows no bulk-copy completion, and the raw version issues LDGSTS itself.
+TEST_F(HostCodegen, PipelineAndRawCopyWithSixteenByteLdgstsOnBothArchitectures) {
   for (const char* arch : {"80", "90"}) {
     for (const char* name : {"pipeline_kernel", "mbarrier_kernel"}) {
       for (const std::string& k : every(arch, name)) {
@@ -254,9 +281,18 @@ TEST_F(HostCodegen, BothVariantsCopyWithSixteenByteLdgstsOnBothArchitectures) {
         EXPECT_FALSE(has(k, "ld.global")) << name << arch << " should not copy through registers";
       }
     }
-    EXPECT_FALSE(has(lesson_.at(arch), "cp.async.bulk")) << "warp_specialized.compute_" << arch << ".ptx";
-    EXPECT_FALSE(has(lab_.at(arch), "cp.async.bulk")) << "warp_specialized_lab.compute_" << arch << ".ptx";
   }
+}
+
+// The minimal kernel's cuda::memcpy_async into a cuda::barrier: LDGSTS completing on the barrier
+// on 8.0, a bulk copy (one lane, counted in bytes) on 9.0, as chapter 02 showed.
+TEST_F(HostCodegen, TheMinimalKernelCopiesWithLdgstsOn80AndABulkCopyOn90) {
+  const std::string k80 = minimal("80"), k90 = minimal("90");
+  EXPECT_GE(course::count_matches(k80, R"(cp\.async\.cg\.shared\.global [^;]*, 16, 16;)"), 1);
+  EXPECT_TRUE(has(k80, "cp.async.mbarrier.arrive")) << "the copies complete on full_bar";
+  EXPECT_FALSE(has(k80, "cp.async.bulk"));
+  EXPECT_TRUE(has(k90, "cp.async.bulk.shared")) << "one bulk copy per batch on 9.0";
+  EXPECT_TRUE(has(k90, "mbarrier.try_wait.parity")) << "wait_parity";
 }
 
 TEST_F(HostCodegen, PipelineCommitArrivesWithoutNoinc) {
@@ -282,8 +318,8 @@ TEST_F(HostCodegen, RawVariantArrivesWithNoincOnly) {
   }
   // The bounded wait polls with test_wait before 9.0 and with the suspending try_wait from 9.0;
   // both roles' code is in the kernel's body (the producer's arrive, the consumers' stores).
-  EXPECT_TRUE(has(lesson_kernel("80", "mbarrier_kernel"), "mbarrier.test_wait.parity"));
-  const std::string k90 = lesson_kernel("90", "mbarrier_kernel");
+  EXPECT_TRUE(has(kernel("80", "mbarrier_kernel", kStages), "mbarrier.test_wait.parity"));
+  const std::string k90 = kernel("90", "mbarrier_kernel", kStages);
   EXPECT_TRUE(has(k90, "mbarrier.try_wait.parity"));
   EXPECT_TRUE(has(k90, "st.global.v4.u32"));
 }
@@ -297,32 +333,19 @@ TEST_F(HostCodegen, ConsumersStoreSixteenBytesAtATime) {
   }
 }
 
-// The opcodes of a PTX body in order (operands aside, which name the kernel, its labels and its
-// shared variables).
-// The lab's two-buffer rows run the lesson's kernels: the same instructions in the same order.
-TEST_F(HostCodegen, TheLabsTwoBufferRowsAreTheLessonsKernels) {
-  static_assert(kStages == 2, "the lab's _2stage rows stand for the lesson");
-  for (const char* arch : {"80", "90"}) {
-    for (const char* name : {"pipeline_kernel", "mbarrier_kernel"}) {
-      const std::vector<std::string> lesson = course::ptx_instructions(lesson_kernel(arch, name));
-      EXPECT_GT(lesson.size(), 50u) << name << ": too few instructions found";
-      EXPECT_EQ(lesson, course::ptx_instructions(lab_kernel(arch, name, kStages))) << name << ", compute_" << arch;
-    }
-  }
-}
-
 // The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
 // missing): LDGSTS.E.BYPASS.128 is the 16-byte cp.async.cg, ARRIVES.LDGSTSBAR the arrive-on
 // (cp.async.mbarrier.arrive, with or without .noinc) that completes on an mbarrier.
 TEST_F(HostCodegen, MachineCodeOnHopperIsLdgstsCompletingOnBarriers) {
   COURSE_SASS_OR_SKIP(sass, "sm_90");
   for (const char* name : {"pipeline_kernel", "mbarrier_kernel"}) {
-    const std::string k = course::sass_kernel_body(sass, std::to_string(std::string(name).size()) + name + "PKj");
-    ASSERT_FALSE(k.empty()) << "no kernel " << name << " in the sm_90 machine code";
+    const std::string part = std::to_string(std::string(name).size()) + name + "ILi2EE";
+    const std::string k = course::sass_kernel_body(sass, part);
+    ASSERT_FALSE(k.empty()) << "no kernel " << part << " in the sm_90 machine code";
     EXPECT_GE(course::count_matches(k, R"(LDGSTS\.E\.BYPASS\.128)"), 1) << name;
     EXPECT_GE(course::count_matches(k, R"(ARRIVES\.LDGSTSBAR)"), 1) << name;
+    EXPECT_EQ(course::count_matches(k, "UBLKCP"), 0) << name << ": no bulk copy";
   }
-  EXPECT_EQ(course::count_matches(sass, "UBLKCP"), 0) << "no bulk copy anywhere";
 }
 
 // ---- On the GPU --------------------------------------------------------------------------
@@ -408,9 +431,10 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
   __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
   if (threadIdx.x / kWarpThreads == 0) {
-    produce_batches(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
+    produce_batches<kStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
   } else {
-    consume_batches(smem_batches, gmem_out, full_bar, empty_bar, num_batches, threadIdx.x - kProducerThreads);
+    consume_batches<kStages>(smem_batches, gmem_out, full_bar, empty_bar, num_batches,
+                             threadIdx.x - kProducerThreads);
   }
 }
 /// [broken]
@@ -497,7 +521,7 @@ TEST_F(Sm80_WarpSpecializedTimeline, WritesTheCsvTheScriptDraws) {
   std::ifstream file(opts.timeline);
   std::stringstream text;
   text << file.rdbuf();
-  EXPECT_EQ(text.str().rfind("# timeline: warp_specialized_lab, variant mbarrier_2stage, size 16777216 bytes", 0), 0u)
+  EXPECT_EQ(text.str().rfind("# timeline: warp_specialized_lab, variant mbarrier_2stage_resident, size 16777216 bytes", 0), 0u)
       << text.str().substr(0, 200);
   EXPECT_NE(text.str().find("\nblock,sm,role,stage,iteration,kind,t_ns\n"), std::string::npos);
   EXPECT_NE(text.str().find(",producer,0,0,issue,"), std::string::npos);
