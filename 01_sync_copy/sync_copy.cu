@@ -7,13 +7,13 @@
 // What changed: this is the starting point; chapter 02 replaces the copy line with
 // memcpy_async.
 // Hardware: any GPU this toolkit builds for (compute capability 7.5+).
-// Run: build/01_sync_copy/sync_copy [--bench] [--variant=NAME] [--size=64M]; copy widths, no
-//      staging and register prefetch: build/01_sync_copy/sync_copy_lab.
+// Run: build/01_sync_copy/sync_copy [--bench] [--variant=NAME] [--size=64M]; load order, no
+//      staging, the grid and register prefetch: build/01_sync_copy/sync_copy_lab.
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
 //        (section 4.11, the copy-and-compute pattern it starts from), and the CUDA 11
 //        programming guide's "Without memcpy_async" example it is based on.
 // API: cooperative_groups::thread_block::sync
-//      https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
+// https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
 #include <cooperative_groups.h>
 
 #include <cstdint>
@@ -25,7 +25,7 @@
 #include "course/check.hpp"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
-#include "sync_copy_model.hpp"  // the grid rule, instructions and bytes per batch, bytes in flight (Little's law)
+#include "sync_copy_model.hpp"  // the grid rule, a batch's instructions and bytes, Little's law
 
 namespace cg = cooperative_groups;
 
@@ -37,7 +37,8 @@ static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index below wrap
 /// [compute]
 // Each output mixes an element with its two neighbours inside the batch (the batch is a
 // ring, so every batch is independent of the others).
-__host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre, std::uint32_t right) {
+__host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre,
+                                                std::uint32_t right) {
   return left + 2u * centre + right;  // wraps modulo 2^32 on host and device alike
 }
 /// [compute]
@@ -68,8 +69,8 @@ __device__ void compute_batch(const std::uint32_t* smem_batch, std::uint32_t* gm
 
 /// [kernel]
 // Block k handles batches k, k + gridDim.x, k + 2 * gridDim.x, ...
-__global__ void sync_copy_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
-                                 std::size_t num_batches) {
+__global__ void sync_copy_kernel(const std::uint32_t* __restrict__ gmem_in,
+                                 std::uint32_t* __restrict__ gmem_out, std::size_t num_batches) {
   __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
   cg::thread_block block = cg::this_thread_block();
 
@@ -93,8 +94,10 @@ __global__ void sync_copy_kernel(const std::uint32_t* __restrict__ gmem_in, std:
 // The same pattern with 16-byte loads: four elements per thread per copy instruction.
 // Still global -> register -> shared; only the width of the round trip changes.
 __global__ void sync_copy_uint4_kernel(const std::uint32_t* __restrict__ gmem_in,
-                                       std::uint32_t* __restrict__ gmem_out, std::size_t num_batches) {
-  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];  // uint4 stores need 16-byte alignment
+                                       std::uint32_t* __restrict__ gmem_out,
+                                       std::size_t num_batches) {
+  // uint4 stores need 16-byte alignment
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
   cg::thread_block block = cg::this_thread_block();
   constexpr int kVecs = kBatchBytes / sizeof(uint4);
 
@@ -125,13 +128,16 @@ constexpr int kBatchesPerBlock = 4;  // the grid grows with the input: one block
 // to overlap inside a block; 01-05 share the rule. Chapter 06 measures the same effect with a
 // tile counter; the lab's width_16_resident row keeps the resident grid to compare.
 template <auto kKernel>
-void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  kKernel<<<batch_grid(num_batches, kBatchesPerBlock), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
+void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                       std::size_t num_batches) {
+  kKernel<<<batch_grid(num_batches, kBatchesPerBlock), kBlockThreads>>>(gmem_in, gmem_out,
+                                                                        num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
 
-using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches);
+using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                        std::size_t num_batches);
 struct Variant {
   const char* name;
   const char* summary;
@@ -140,7 +146,8 @@ struct Variant {
 const Variant kVariants[] = {
     {"sync_copy", "smem[i] = gmem[j], 4 bytes per load, two block syncs per batch",
      &launch_batch_grid<sync_copy_kernel>},
-    {"sync_copy_uint4", "the same through 16-byte registers (uint4)", &launch_batch_grid<sync_copy_uint4_kernel>},
+    {"sync_copy_uint4", "the same through 16-byte registers (uint4)",
+     &launch_batch_grid<sync_copy_uint4_kernel>},
 };
 
 // Input, expected output and device buffers for `num_batches` batches.
@@ -181,23 +188,27 @@ course::ChapterInfo chapter_info() {
   info.program = "sync_copy";
   info.title = "01 sync_copy: copy-and-compute through registers";
   info.explanation =
-      "Each block stages 4 KiB batches of the input in shared memory with ordinary loads and stores\n"
-      "(global -> register -> shared), synchronises, computes every output from an element and its two\n"
-      "neighbours in the batch, and synchronises again before the next batch overwrites shared memory.";
+      "Each block stages 4 KiB batches of the input in shared memory with ordinary loads and\n"
+      "stores (global -> register -> shared), synchronises, computes every output from an element\n"
+      "and its two neighbours in the batch, and synchronises again before the next batch\n"
+      "overwrites shared memory.";
   info.requirement = {7, 5, false, "the course's build (sm_75 is the oldest target of CUDA 13)"};
   info.verify_bytes = 8u << 20;
   info.bench_bytes = 1u << 30;
-  info.size_rule =
-      course::whole_multiples_of(kBatchBytes, "--size must be a whole number of 4 KiB batches (1024 uint32 elements)");
-  info.host_model = [](std::ostream& out) {  // what each variant keeps in flight, against what the memory needs
+  info.size_rule = course::whole_multiples_of(
+      kBatchBytes, "--size must be a whole number of 4 KiB batches (1024 uint32 elements)");
+  // What each variant keeps in flight, against what the memory needs.
+  info.host_model = [](std::ostream& out) {
     const std::vector<CopyPlan> plans = copy_plans();
-    print_batch_costs(out, {*find_plan(plans, "sync_copy"), *find_plan(plans, "sync_copy_uint4")}, kBatchBytes,
-                      kBlockThreads, MachineModel{});
+    print_batch_costs(out, {*find_plan(plans, "sync_copy"), *find_plan(plans, "sync_copy_uint4")},
+                      kBatchBytes, kBlockThreads, MachineModel{});
     print_little_table(out, MachineModel{});
   };
   return info;
 }
 
 #ifndef COURSE_NO_MAIN
-int main(int argc, char** argv) { return course::chapter_main(argc, argv, chapter_info(), kVariants, run); }
+int main(int argc, char** argv) {
+  return course::chapter_main(argc, argv, chapter_info(), kVariants, run);
+}
 #endif

@@ -73,15 +73,11 @@ inline std::vector<CopyPlan> copy_plans() {
   return {
       {"sync_copy", 4, true, false, 0},
       {"sync_copy_uint4", 16, true, false, 0},
-      {"width_4", 4, true, false, 0},
-      {"width_8", 8, true, false, 0},
-      {"width_16", 16, true, false, 0},
-      {"width_16_resident", 16, true, false, 0},
       {"width_4_loads_first", 4, true, true, 0},
       {"direct", 4, false, false, 0},
       {"direct_uint4", 16, false, false, 0},
+      {"width_16_resident", 16, true, false, 0},
       {"prefetch_regs_1", 16, true, true, 1},
-      {"prefetch_regs_2", 16, true, true, 2},
       {"prefetch_regs_4", 16, true, true, 4},
   };
 }

@@ -1,15 +1,18 @@
-// Tests for 01_sync_copy, lesson, lab and model: the host reference by hand, the size rule and
-// the two variant tables; the model's instructions and bytes per batch and Little's law, on the
+// Tests for 01_sync_copy, lesson, lab and model: the host reference by hand, the size rule; the
+// model's instructions and bytes per batch and Little's law, on the
 // CPU; what each kernel of the lesson and the lab compiles to (PTX for 7.5, 8.0 and 9.0, machine
 // code for 8.0 and 9.0 where cuobjdump can read it); every lesson variant and every lab row
 // bit-exact on the GPU for one batch, many batches and an odd count, and with one to three blocks
 // so that the register prefetch meets every remainder of its unrolled loop; the grid rule on the
-// CPU, and the grids the launchers start, read back from the GPU.
+// CPU, and the grids the launchers start, read back from the GPU; the committed concept figure
+// against a fresh drawing.
 #include "sync_copy_lab.cu"  // the lab, which brings the lesson and the model
+#include "sync_copy_figures.cpp"  // the concept figure, drawn from the model
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -71,34 +74,10 @@ std::vector<std::string> names_of(const Table& table) {
   return names;
 }
 
-TEST(HostSyncCopy, LessonHasTwoWidthsAndTheLabEveryRow) {
-  EXPECT_EQ(names_of(kVariants), (std::vector<std::string>{"sync_copy", "sync_copy_uint4"}));
-  EXPECT_EQ(names_of(lab::kVariants),
-            (std::vector<std::string>{"width_4", "width_8", "width_16", "width_4_loads_first", "direct", "direct_uint4",
-                                      "width_16_resident", "prefetch_regs_1", "prefetch_regs_2", "prefetch_regs_4"}));
-}
-
-// Nothing measured before the lesson and the lab were split is lost: every earlier variant is a
-// variant of the lesson or a row of the lab; no name is in both; the lesson keeps to four.
-TEST(HostSyncCopy, EveryEarlierVariantIsInTheLessonOrTheLab) {
-  const std::vector<std::string> lesson = names_of(kVariants), lab = names_of(lab::kVariants);
-  auto in = [](const std::vector<std::string>& names, const std::string& name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  };
-  for (const char* name : {"sync_copy", "sync_copy_uint4"}) EXPECT_TRUE(in(lesson, name) || in(lab, name)) << name;
-  for (const std::string& name : lab) EXPECT_FALSE(in(lesson, name)) << name << " is in the lesson and the lab";
-  std::vector<std::string> all = lesson;
-  all.insert(all.end(), lab.begin(), lab.end());
-  std::sort(all.begin(), all.end());
-  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a name twice";
-  EXPECT_LE(lesson.size(), 4u);
-}
-
 // ---- The grid rule ----------------------------------------------------------------------------
 
 TEST(HostSyncCopyGrid, TheLessonTakesFourBatchesPerBlock) {
   // The rule itself: course/batch_grid.hpp, tested by HostBatchGrid; here the chapter's use of it.
-  EXPECT_EQ(kBatchesPerBlock, 4);
   EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 65536u) << "1 GiB";
 }
 
@@ -160,12 +139,11 @@ TEST(HostSyncCopyModel, WithoutStagingTheLoadsAskForTheNeighboursAgain) {
 TEST(HostSyncCopyModel, LoadsFirstAndPrefetchKeepMoreBytesInFlight) {
   const std::vector<CopyPlan> plans = copy_plans();
   auto in_flight = [&](const char* name) { return batch_cost(*find_plan(plans, name), kBatchBytes, kBlockThreads).bytes_in_flight; };
-  EXPECT_EQ(in_flight("width_4"), 4);
-  EXPECT_EQ(in_flight("width_8"), 8);
-  EXPECT_EQ(in_flight("width_16"), 16);
+  EXPECT_EQ(in_flight("sync_copy"), 4);
+  EXPECT_EQ(in_flight("sync_copy_uint4"), 16);
+  EXPECT_EQ(in_flight("width_16_resident"), 16) << "the grid changes nothing a thread holds";
   EXPECT_EQ(in_flight("width_4_loads_first"), 16) << "four 4-byte loads before the first store";
   EXPECT_EQ(in_flight("prefetch_regs_1"), 16);
-  EXPECT_EQ(in_flight("prefetch_regs_2"), 32);
   EXPECT_EQ(in_flight("prefetch_regs_4"), 64);
   // The lab's loads-first kernel unrolls exactly the loads the model counts.
   EXPECT_EQ(kBatchElems / kBlockThreads * 4, in_flight("width_4_loads_first"));
@@ -184,8 +162,6 @@ TEST(HostLittlesLaw, BytesInFlightAreBandwidthTimesLatency) {
 TEST(HostLittlesLaw, FourBytesPerThreadAreTheLessonsLimit) {
   // Eight blocks of 256 threads with 4 bytes each: 8 KiB per SM, 132 SMs at 600 ns.
   const MachineModel h100;
-  EXPECT_EQ(h100.num_sms, 132);
-  EXPECT_EQ(h100.blocks_per_sm * kBlockThreads, 2048);
   EXPECT_NEAR(bandwidth_gbps(4.0 * kBlockThreads * h100.blocks_per_sm * h100.num_sms, h100.latency_ns), 1802.24, 0.01);
 }
 
@@ -207,6 +183,73 @@ TEST(HostLittlesLaw, ProgramsPrintTheTables) {
   EXPECT_TRUE(contains(rows, "  prefetch_regs_4        256   256   3072  1024    2    4096 B       64 B   128.0 KiB     28836"))
       << rows;
   for (const Variant& v : lab::kVariants) EXPECT_TRUE(contains(rows, std::string("  ") + v.name + " ")) << v.name;
+}
+
+// ---- The concept figure and the program that draws it -----------------------------------------
+
+static_assert(figure::kBatch == kBatchBytes && figure::kThreads == kBlockThreads,
+              "the figure draws the lesson's batch and block");
+
+TEST(HostFigures, CommittedSvgIsWhatTheFunctionDraws) {
+  const std::string path =
+      std::filesystem::path(__FILE__).parent_path().string() + "/figures/copy_paths.svg";
+  const std::string committed = course::read_text_file(path);
+  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
+  EXPECT_TRUE(committed == copy_paths_svg())
+      << path << " differs from copy_paths_svg(); regenerate: "
+      << "build/01_sync_copy/sync_copy_figures 01_sync_copy/figures";
+}
+
+TEST(HostFigures, DrawsTheModelsNumbers) {
+  const std::string svg = copy_paths_svg();
+  EXPECT_TRUE(contains(svg, "viewBox=\"0 0 720 ")) << "scales to its column";
+  EXPECT_TRUE(contains(svg, "width=\"100%\"")) << "no fixed width";
+  EXPECT_TRUE(contains(svg, "1024 LDG + 1024 STS, 2 syncs")) << svg;
+  EXPECT_TRUE(contains(svg, "256 LDG + 256 STS, 2 syncs")) << svg;
+  EXPECT_TRUE(contains(svg, "16 B in flight a thread, 32 KiB an SM")) << svg;
+  EXPECT_TRUE(contains(svg, "reads 1802 GB/s at most")) << svg;
+  EXPECT_TRUE(contains(svg, "256 LDGSTS of 16 B, 0 STS")) << svg;
+  EXPECT_TRUE(contains(svg, "needs 900 KB in flight")) << svg;
+  EXPECT_TRUE(contains(svg, "6.7 KiB on each of 132 SMs")) << svg;
+}
+
+struct FiguresRun {
+  int code;
+  std::string out, err;
+};
+FiguresRun run_figures(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = figures_main(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(HostFigures, BadCommandLinesAreOneLineNamingTheRule) {
+  const FiguresRun help = run_figures({"--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_EQ(help.out.rfind("usage: sync_copy_figures DIR", 0), 0u) << help.out;
+  const FiguresRun option = run_figures({"--output=figures"});
+  EXPECT_EQ(option.code, 2);
+  EXPECT_EQ(std::count(option.err.begin(), option.err.end(), '\n'), 1) << option.err;
+  EXPECT_TRUE(contains(option.err, "unknown option '--output=figures'")) << option.err;
+  EXPECT_EQ(run_figures({}).code, 2);
+  EXPECT_EQ(run_figures({"a", "b"}).code, 2);
+  const std::string missing =
+      (std::filesystem::temp_directory_path() / "sync_copy_figures_no_such_folder").string();
+  std::filesystem::remove_all(missing);
+  const FiguresRun absent = run_figures({missing});
+  EXPECT_EQ(absent.code, 1);
+  EXPECT_TRUE(contains(absent.err, "no folder '" + missing + "'")) << absent.err;
+  EXPECT_FALSE(std::filesystem::exists(missing)) << "nothing is created";
+}
+
+TEST(HostFigures, WritesTheFigureIntoTheFolder) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "sync_copy_figures";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const FiguresRun r = run_figures({dir.string()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(course::read_text_file((dir / "copy_paths.svg").string()), copy_paths_svg());
+  std::filesystem::remove_all(dir);
 }
 
 // ---- What the compiler emits (PTX generated by the build; SASS of this executable) ----------
@@ -240,16 +283,12 @@ class HostCodegen : public ::testing::Test {
 
 const char* const kNarrow = "sync_copy_kernel";
 const char* const kWide = "sync_copy_uint4_kernel";
-const char* const kWidth = "copy_width_kernel";  // the lab's, template arguments below
 const char* const kLoadsFirst = "loads_first_kernel";
 const char* const kDirect = "direct_kernel";
 const char* const kDirectWide = "direct_uint4_kernel";
 const char* const kPrefetch = "prefetch_regs_kernel";
-const char* const kU32 = "j";  // std::uint32_t, mangled
-const char* const kU2 = "5uint2";
-const char* const kU4 = "5uint4";
 std::string ahead_arg(int batches) { return "Li" + std::to_string(batches) + "E"; }
-const int kAheads[] = {1, 2, 4};
+const int kAheads[] = {1, 4};
 
 const std::string kBarrier = R"(\bbar(rier)?\.sync\b)";
 
@@ -258,9 +297,6 @@ std::vector<std::pair<std::string, std::string>> staged_kernels(const std::strin
   std::vector<std::pair<std::string, std::string>> kernels = {
       {kNarrow, HostCodegen::lesson_kernel(arch, kNarrow)},
       {kWide, HostCodegen::lesson_kernel(arch, kWide)},
-      {"width 4", HostCodegen::lab_kernel(arch, kWidth, kU32)},
-      {"width 8", HostCodegen::lab_kernel(arch, kWidth, kU2)},
-      {"width 16", HostCodegen::lab_kernel(arch, kWidth, kU4)},
       {kLoadsFirst, HostCodegen::lab_kernel(arch, kLoadsFirst)}};
   for (int d : kAheads) {
     kernels.push_back({"prefetch " + std::to_string(d), HostCodegen::lab_kernel(arch, kPrefetch, ahead_arg(d))});
@@ -296,25 +332,11 @@ TEST_F(HostCodegen, NoAsynchronousCopyOnAmpereOrHopper) {
 
 TEST_F(HostCodegen, EachCopyLoadsAndStoresAtItsWidth) {
   const std::pair<std::string, std::string> widths[] = {
-      {"u32", lesson_kernel("90", kNarrow)}, {"v4.u32", lesson_kernel("90", kWide)},
-      {"u32", lab_kernel("90", kWidth, kU32)}, {"v2.u32", lab_kernel("90", kWidth, kU2)},
-      {"v4.u32", lab_kernel("90", kWidth, kU4)}};
+      {"u32", lesson_kernel("90", kNarrow)}, {"v4.u32", lesson_kernel("90", kWide)}};
   for (const auto& [suffix, k] : widths) {
     EXPECT_EQ(course::count_matches(k, R"(ld\.global\.nc\.)" + suffix + R"(\s)"), 1) << suffix;
     EXPECT_EQ(course::count_matches(k, R"(st\.shared\.)" + suffix + R"(\s)"), 1) << suffix;
     EXPECT_EQ(course::count_matches(k, R"(ld\.global)"), 1) << suffix << ": one load in the copy loop";
-  }
-}
-
-// The lab's width_4 and width_16 rows run the lesson's kernels: the same instructions in the same
-// order (operands aside, which name the kernel, its labels and its shared memory).
-TEST_F(HostCodegen, TheLabsWidth4And16RowsAreTheLessonsKernels) {
-  for (const char* arch : kArchs) {
-    for (const auto& [lesson, arg] : {std::pair{kNarrow, kU32}, std::pair{kWide, kU4}}) {
-      const std::vector<std::string> expected = course::ptx_instructions(lesson_kernel(arch, lesson));
-      EXPECT_GT(expected.size(), 30u) << lesson << ": too few instructions found";
-      EXPECT_EQ(expected, course::ptx_instructions(lab_kernel(arch, kWidth, arg))) << lesson << ", compute_" << arch;
-    }
   }
 }
 
@@ -404,7 +426,6 @@ void expect_machine_code(const std::string& sass, const std::string& sm) {
   };
   const std::string lesson_narrow = "16sync_copy_kernelPKj", lesson_wide = "22sync_copy_uint4_kernelPKj";
   std::vector<std::string> staged = {lesson_narrow, lesson_wide, HostCodegen::lab_part(kLoadsFirst, "")};
-  for (const char* arg : {kU32, kU2, kU4}) staged.push_back(HostCodegen::lab_part(kWidth, arg));
   for (int d : kAheads) staged.push_back(HostCodegen::lab_part(kPrefetch, ahead_arg(d)));
   for (const std::string& part : staged) {
     const std::string k = kernel(part);
@@ -413,14 +434,12 @@ void expect_machine_code(const std::string& sass, const std::string& sm) {
     EXPECT_GE(course::count_matches(k, R"(\bLDS\b)"), 1) << part << ", " << sm;
     EXPECT_GE(course::count_matches(k, R"(BAR\.SYNC)"), 1) << part << ", " << sm;
   }
-  std::vector<std::string> wide = {lesson_wide, HostCodegen::lab_part(kWidth, kU4)};
+  std::vector<std::string> wide = {lesson_wide};
   for (int d : kAheads) wide.push_back(HostCodegen::lab_part(kPrefetch, ahead_arg(d)));
   for (const std::string& part : wide) {
     EXPECT_GE(course::count_matches(kernel(part), R"(LDG\.E\.128)"), 1) << part << ", " << sm;
     EXPECT_GE(course::count_matches(kernel(part), R"(STS\.128)"), 1) << part << ", " << sm;
   }
-  EXPECT_GE(course::count_matches(kernel(HostCodegen::lab_part(kWidth, kU2)), R"(LDG\.E\.64)"), 1) << sm;
-  EXPECT_GE(course::count_matches(kernel(HostCodegen::lab_part(kWidth, kU2)), R"(STS\.64)"), 1) << sm;
   for (const char* name : {kDirect, kDirectWide}) {
     const std::string k = kernel(HostCodegen::lab_part(name, ""));
     EXPECT_GE(course::count_matches(k, R"(LDG\.E)"), 1) << name << ", " << sm;
@@ -484,15 +503,11 @@ TEST_F(Sm75_SyncCopyFewBlocks, EveryKernelForEveryRemainder) {
   const std::pair<const char*, Kernel> kernels[] = {
       {"sync_copy", sync_copy_kernel},
       {"sync_copy_uint4", sync_copy_uint4_kernel},
-      {"width_4", lab::copy_width_kernel<std::uint32_t>},
-      {"width_8", lab::copy_width_kernel<uint2>},
-      {"width_16", lab::copy_width_kernel<uint4>},
       {"width_4_loads_first", lab::loads_first_kernel},
       {"direct", lab::direct_kernel},
       {"direct_uint4", lab::direct_uint4_kernel},
-      {"width_16_resident", lab::copy_width_kernel<uint4>},
+      {"width_16_resident", sync_copy_uint4_kernel},
       {"prefetch_regs_1", lab::prefetch_regs_kernel<1>},
-      {"prefetch_regs_2", lab::prefetch_regs_kernel<2>},
       {"prefetch_regs_4", lab::prefetch_regs_kernel<4>}};
   ASSERT_EQ(std::size(kernels), std::size(kVariants) + std::size(lab::kVariants));
   for (std::size_t num_batches = 2; num_batches <= 11; ++num_batches) {
