@@ -9,7 +9,8 @@
 #             not graded here: the GPU lacks what it needs), junit.xml, build.log, tests.log
 #   EXERCISE  one exercise by name (e.g. batch_count); default: every exercise of the tree
 #
-# Environment: COURSE_GRADE_ARCH (COURSE_CUDA_ARCHITECTURES, default: the GPU's own, "native",
+# Environment: COURSE_GRADE_CHAPTERS (e.g. "03_barrier;04_pipeline": only these chapters' exercises,
+# a week's work), COURSE_GRADE_ARCH (COURSE_CUDA_ARCHITECTURES, default: the GPU's own, "native",
 # where a GPU is visible, else 90-real), COURSE_GRADE_JOBS (build jobs, default: the job's CPUs).
 # The bounded device waits of the tests (4 s each) are the hang guard: a kernel that never
 # completes fails its test with a diagnosis; the job's time limit is only the last resort.
@@ -36,6 +37,12 @@ start=$(date +%s)
 configure=(-DCMAKE_BUILD_TYPE=Release -DCOURSE_EXERCISES=ON -DCOURSE_EXERCISE_SOLUTIONS=OFF
            "-DCOURSE_CUDA_ARCHITECTURES=$arch")
 target=exercises
+if [[ -n ${COURSE_GRADE_CHAPTERS:-} && -z $exercise ]]; then
+  for ch in ${COURSE_GRADE_CHAPTERS//;/ }; do
+    [[ -d $tree/$ch/exercises ]] || { echo "grade: COURSE_GRADE_CHAPTERS names '$ch', which has no exercises/ in $tree" >&2; exit 1; }
+  done
+  configure+=("-DCOURSE_ONLY_CHAPTERS=$COURSE_GRADE_CHAPTERS")
+fi
 if [[ -n $exercise ]]; then
   configure+=("-DCOURSE_ONLY_CHAPTERS=$chapter")
   target=${chapter}_exercise_$exercise
