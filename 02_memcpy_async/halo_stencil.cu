@@ -3,25 +3,20 @@
 // What you learn: how a warp stages a tile *plus its neighbours* (a halo) in shared memory,
 // why ordinary loads under conditions serialise (load, store, load, store) while asynchronous
 // copies put all of a lane's loads in flight before anyone waits, how per-lane copies of one
-// float (4 bytes: below the 16 of the L1-bypassing copy) complete on a barrier or a commit group,
-// and the mistakes in the guide's example, caught by a host check of the copy plan.
-// What changed from memcpy_async.cu: a batch of 4 KiB copied by 256 threads in 16-byte
-// chunks becomes a 32-float tile and 8 floats on each side copied by one warp, one float at a
-// time: lanes 0-7 and 24-31 copy two elements, the others one.
+// float (4 bytes: below the 16 of the L1-bypassing copy) complete on a barrier, and the mistakes
+// in the guide's example, caught by a host check of the copy plan.
+// What changed from memcpy_async.cu: a batch of 4 KiB copied by 256 threads in 16-byte chunks
+// becomes a 32-float tile and 8 floats on each side copied by one warp, one float at a time:
+// lanes 0-7 and 24-31 copy two elements, the others one.
 // Hardware: compute capability 8.0+ (LDGSTS).
 // Run: build/02_memcpy_async/halo_stencil [--bench] [--variant=NAME] [--size=64M]
-// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#batching-loads-in-conditional-code
-//        (4.11.1.1 "Batching loads in conditional code")
-// API: cuda::memcpy_async  https://nvidia.github.io/cccl/libcudacxx/extended_api/asynchronous_operations/memcpy_async.html
-//      cooperative_groups::memcpy_async / wait
-//        https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
-//      __pipeline_memcpy_async  https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/device-callable-apis.html
-#include <cooperative_groups.h>
-#include <cooperative_groups/memcpy_async.h>
+// Guide, 4.11.1.1 Batching loads in conditional code:
+// https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
 #include <cuda/barrier>
-#include <cuda_pipeline.h>
 
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "course/buffer.hpp"
@@ -37,7 +32,6 @@
 // The chapter's tests include this lesson next to memcpy_async.cu: its names live in `halo`.
 namespace halo {
 
-namespace cg = cooperative_groups;
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 
 constexpr int kHalo = 8;                                      // neighbours on each side of a tile
@@ -76,7 +70,8 @@ struct TileCopies {
 __host__ __device__ constexpr TileCopies stencil_copies(int lane) {
   if (lane < kHalo) return {2, {lane, kHalo + lane}, {lane, kHalo + lane}};
   if (lane >= kTileElems - kHalo) {
-    const int right = kHalo + kTileElems + (lane - (kTileElems - kHalo));  // the guide reads right[lane] here
+    // the guide reads right[lane] here, and has no upper bound on lane (require_one_warp)
+    const int right = kHalo + kTileElems + (lane - (kTileElems - kHalo));
     return {2, {kHalo + lane, right}, {kHalo + lane, right}};
   }
   return {1, {kHalo + lane, 0}, {kHalo + lane, 0}};
@@ -84,7 +79,8 @@ __host__ __device__ constexpr TileCopies stencil_copies(int lane) {
 /// [stencil_plan]
 
 /// [stencil_sync]
-__global__ void stencil_sync_kernel(const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
+__global__ void __launch_bounds__(kStencilThreads)
+    stencil_sync_kernel(const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
   __shared__ float smem_tile[kTileBufferElems];
   const int lane = threadIdx.x;
   for (std::size_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
@@ -99,7 +95,8 @@ __global__ void stencil_sync_kernel(const float* gmem_padded, float* gmem_out, s
 /// [stencil_sync]
 
 /// [stencil_cuda]
-__global__ void stencil_cuda_memcpy_async_kernel(const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
+__global__ void __launch_bounds__(kStencilThreads) stencil_cuda_memcpy_async_kernel(
+    const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
   __shared__ float smem_tile[kTileBufferElems];
   __shared__ block_barrier full_bar;  // its phase completes when the whole window has landed
   const int lane = threadIdx.x;
@@ -122,56 +119,39 @@ __global__ void stencil_cuda_memcpy_async_kernel(const float* gmem_padded, float
 }
 /// [stencil_cuda]
 
-/// [stencil_cg]
-__global__ void stencil_cg_memcpy_async_kernel(const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
-  __shared__ float smem_tile[kTileBufferElems];
-  cg::thread_block block = cg::this_thread_block();
-  for (std::size_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-    const float* left = gmem_padded + tile * kTileElems;
-    const float* centre = left + kHalo;
-    const float* right = centre + kTileElems;
-    // Three collective calls; float pointers prove 4 bytes, so each is 4-byte copies.
-    cg::memcpy_async(block, smem_tile, left, kHalo * sizeof(float));
-    cg::memcpy_async(block, smem_tile + kHalo, centre, kTileElems * sizeof(float));
-    cg::memcpy_async(block, smem_tile + kHalo + kTileElems, right, kHalo * sizeof(float));
-    cg::wait(block);  // all three copies landed and the block joined
-    gmem_out[tile * kTileElems + threadIdx.x] = stencil_point(smem_tile, threadIdx.x);
-    block.sync();  // the tile is no longer read when the next iteration overwrites it
+/// [one_warp]
+// The copy plan covers lanes 0-31: a block of more threads would copy past the 48-slot tile (the
+// guide's `tid >= 32 - 8` holds for every thread above 23), a block of fewer would leave centre
+// slots empty. The launcher refuses any other block size, and __launch_bounds__ on the kernels
+// makes the driver refuse a launch of more than one warp that bypasses it.
+void require_one_warp(int block_threads) {
+  if (block_threads != kStencilThreads) {
+    throw std::invalid_argument("halo_stencil: the copy plan covers lanes 0-31, so a block must be "
+                                "one warp of 32 threads (got " +
+                                std::to_string(block_threads) + ")");
   }
 }
-/// [stencil_cg]
-
-/// [stencil_primitives]
-__global__ void stencil_primitives_kernel(const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
-  __shared__ alignas(16) float smem_tile[kTileBufferElems];
-  const int lane = threadIdx.x;
-  for (std::size_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-    const float* gmem_window = gmem_padded + tile * kTileElems;
-    const TileCopies copies = stencil_copies(lane);
-    for (int c = 0; c < copies.count; ++c) {
-      __pipeline_memcpy_async(smem_tile + copies.slot[c], gmem_window + copies.from[c], sizeof(float));
-    }
-    __pipeline_commit();       // one group for all of this lane's copies
-    __pipeline_wait_prior(0);  // this lane's copies landed...
-    __syncthreads();           // ...and now everyone's
-    gmem_out[tile * kTileElems + lane] = stencil_point(smem_tile, lane);
-    __syncthreads();  // the tile is no longer read when the next iteration overwrites it
-  }
-}
-/// [stencil_primitives]
+/// [one_warp]
 
 /// [launch]
 // Fill every SM with resident one-warp blocks, never more blocks than tiles.
-template <auto kKernel>
-void launch_resident(const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
+void launch_tiles(void (*kernel)(const float*, float*, std::size_t), int block_threads,
+                  const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
+  require_one_warp(block_threads);
   int device = 0, num_sms = 0, blocks_per_sm = 0;
   COURSE_CHECK(cudaGetDevice(&device));
   COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kStencilThreads, 0));
+  COURSE_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_threads, 0));
   const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
-  kKernel<<<static_cast<unsigned>(num_tiles < resident ? num_tiles : resident), kStencilThreads>>>(
-      gmem_padded, gmem_out, num_tiles);
+  const auto num_blocks = static_cast<unsigned>(num_tiles < resident ? num_tiles : resident);
+  kernel<<<num_blocks, block_threads>>>(gmem_padded, gmem_out, num_tiles);
   COURSE_CHECK_LAUNCH();
+}
+
+template <auto kKernel>
+void launch_resident(const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
+  launch_tiles(kKernel, kStencilThreads, gmem_padded, gmem_out, num_tiles);
 }
 /// [launch]
 
@@ -182,20 +162,18 @@ struct Variant {
   Launch launch;
 };
 const Variant kVariants[] = {
-    {"stencil_sync", "4.11.1.1 halo stencil, ordinary loads and stores", &launch_resident<stencil_sync_kernel>},
+    {"stencil_sync", "4.11.1.1 halo stencil, ordinary loads and stores",
+     &launch_resident<stencil_sync_kernel>},
     {"stencil_cuda_memcpy_async", "per-lane cuda::memcpy_async of one float + barrier",
      &launch_resident<stencil_cuda_memcpy_async_kernel>},
-    {"stencil_cg_memcpy_async", "three collective cooperative_groups copies + wait",
-     &launch_resident<stencil_cg_memcpy_async_kernel>},
-    {"stencil_primitives", "per-lane __pipeline_memcpy_async + commit + wait_prior(0)",
-     &launch_resident<stencil_primitives_kernel>},
 };
 
 // The padded input (multiples of 1/256 below 64 in magnitude: every 17-term sum is exact in
 // any order), the expected output and device buffers for `num_tiles` tiles.
 struct Problem {
   explicit Problem(std::size_t num_tiles)
-      : num_tiles(num_tiles), host_padded(num_tiles * kTileElems + 2 * kHalo), gmem_padded(host_padded.size()),
+      : num_tiles(num_tiles), host_padded(num_tiles * kTileElems + 2 * kHalo),
+        gmem_padded(host_padded.size()),
         gmem_out(num_tiles * kTileElems) {
     course::fill_pattern(host_padded, 2);
     expected = stencil_reference(host_padded);
@@ -228,19 +206,20 @@ void run(const course::Options& opts, course::Report& report) {
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info;
   info.program = "halo_stencil";
-  info.title = "02 halo_stencil: the guide's 4.11.1.1 stencil, a tile and its halo copied lane by lane";
+  info.title = "02 halo_stencil: the guide's 4.11.1.1 stencil, a tile and its halo lane by lane";
   info.explanation =
-      "out[i] = in[i-8] + ... + in[i+8]. One warp per block stages a 32-float tile and 8 floats on each\n"
-      "side in shared memory, with ordinary loads, per-lane cuda::memcpy_async on a barrier, three\n"
-      "collective cooperative_groups copies, and per-lane __pipeline_memcpy_async; the guide's\n"
-      "indexing mistakes fixed (the copy plan below is checked on the host).";
+      "out[i] = in[i-8] + ... + in[i+8]. One warp per block stages a 32-float tile and 8 floats\n"
+      "on each side in shared memory, with ordinary loads and with per-lane cuda::memcpy_async on\n"
+      "a barrier; the guide's indexing mistakes fixed (the copy plan below is checked on the\n"
+      "host).";
   info.host_model = [](std::ostream& out) {
-    out << "Copy plan, from stencil_copies(): lane -> buffer slots it fills (slot k holds window element k)\n";
+    out << "Copy plan, from stencil_copies(): lane -> buffer slots it fills "
+           "(slot k holds window element k)\n";
     for (int lane = 0; lane < kStencilThreads; ++lane) {
       const TileCopies copies = stencil_copies(lane);
       char cell[32];
-      std::snprintf(cell, sizeof cell, copies.count == 2 ? "  %2d -> %2d,%2d" : "  %2d -> %2d   ", lane,
-                    copies.slot[0], copies.slot[1]);
+      const char* format = copies.count == 2 ? "  %2d -> %2d,%2d" : "  %2d -> %2d   ";
+      std::snprintf(cell, sizeof cell, format, lane, copies.slot[0], copies.slot[1]);
       out << cell << (lane % 8 == 7 ? "\n" : "");
     }
     print_copy_paths(out, halo_copies(kTileElems, kHalo), "halo_stencil");
@@ -248,8 +227,8 @@ course::ChapterInfo chapter_info() {
   info.requirement = {8, 0, false, "cp.async (LDGSTS)"};
   info.verify_bytes = 8u << 20;
   info.bench_bytes = 1u << 30;
-  info.size_rule = course::whole_multiples_of(kTileElems * sizeof(float),
-                                              "--size must be a whole number of 128-byte tiles (32 floats)");
+  info.size_rule = course::whole_multiples_of(
+      kTileElems * sizeof(float), "--size must be a whole number of 128-byte tiles (32 floats)");
   return info;
 }
 

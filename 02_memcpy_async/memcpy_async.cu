@@ -1,26 +1,23 @@
 // 02_memcpy_async: global -> shared copies that skip the register file (LDGSTS).
 //
 // What you learn: the three APIs that issue an asynchronous global -> shared copy
-// (cooperative_groups::memcpy_async, cuda::memcpy_async completing on a cuda::barrier, the
-// __pipeline_* primitives), which calls are collective and which per thread, what each
-// thread must wait for before it reads a neighbour, and how the alignment the code proves
-// picks the instruction (16-byte LDGSTS that bypass L1 here; on 9.0 a bulk copy).
-// What changed from 01: the copy line `smem_batch[i] = gmem_batch[i]` becomes one call;
-// the compute phase and the barrier that protects the batch from the next copy stay.
+// (cuda::memcpy_async completing on a cuda::barrier, cooperative_groups::memcpy_async, the
+// __pipeline_* primitives), which calls are collective and which per thread, what each thread
+// must wait for before it reads a neighbour, and how the alignment the code proves picks the
+// instruction (16-byte LDGSTS that bypass L1; on 9.0 sometimes a bulk copy).
+// What changed from 01: the copy line `smem_batch[i] = gmem_batch[i]` becomes one call and the
+// first block barrier the wait it needs; the compute phase and the second barrier stay.
 // Hardware: compute capability 8.0+ (LDGSTS).
-// Run: build/02_memcpy_async/memcpy_async [--bench] [--variant=NAME] [--size=64M]; the
-//      guide's halo stencil: build/02_memcpy_async/halo_stencil; 4-, 8-, 16-byte copies and
-//      misaligned sources: build/02_memcpy_async/memcpy_async_lab.
-// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-ldgsts
-//        (4.11.1); CUDA 11 guide "With memcpy_async":
-//        https://docs.nvidia.com/cuda/archive/11.8.0/cuda-c-programming-guide/index.html#asynchronous-data-copies
-// API: cuda::memcpy_async  https://nvidia.github.io/cccl/libcudacxx/extended_api/asynchronous_operations/memcpy_async.html
-//      cuda::aligned_size_t https://nvidia.github.io/cccl/libcudacxx/extended_api/memory/aligned_size.html
-//      cuda::barrier        https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/barrier.html
-//      cooperative_groups::memcpy_async / wait
-//        https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
-//      __pipeline_memcpy_async  https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/device-callable-apis.html
-//      PTX cp.async  https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async
+// Run: build/02_memcpy_async/memcpy_async [--bench] [--variant=NAME] [--size=64M]
+// Guide, 4.11.1 Using LDGSTS:
+// https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
+// API: cuda::memcpy_async, cuda::aligned_size_t, cuda::barrier (libcudacxx extended API):
+//        https://nvidia.github.io/cccl/libcudacxx/extended_api.html
+//      cooperative_groups::memcpy_async / wait:
+// https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
+//      __pipeline_memcpy_async:
+// https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/device-callable-apis.html
+//      PTX cp.async: https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
 #include <cooperative_groups.h>
 #include <cooperative_groups/memcpy_async.h>
 #include <cuda/barrier>
@@ -38,7 +35,7 @@
 #include "course/check.hpp"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
-#include "memcpy_async_model.hpp"  // the grid rule; which instruction each variant's copy becomes, on 8.0 and 9.0
+#include "memcpy_async_model.hpp"  // the grid rule; the instruction each copy becomes, 8.0 and 9.0
 
 namespace cg = cooperative_groups;
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
@@ -50,17 +47,19 @@ using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 constexpr int kBlockThreads = 256;
 constexpr int kBatchElems = 1024;  // elements a block stages in shared memory at a time
 constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 4 KiB
-constexpr int kChunkBytes = 16;                                            // the widest LDGSTS
+constexpr int kChunkBytes = 16;  // the widest LDGSTS
 constexpr int kChunkElems = kChunkBytes / sizeof(std::uint32_t);
 static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index below wraps with a mask");
-static_assert(kBatchBytes == kBlockThreads * kChunkBytes, "per-thread variants copy one 16-byte chunk per thread");
+static_assert(kBatchBytes == kBlockThreads * kChunkBytes,
+              "per-thread variants copy one 16-byte chunk per thread");
 static_assert(std::is_trivially_copyable_v<std::uint32_t>,
-              "memcpy_async copies bytes: only trivially copyable types can take the hardware copy");
+              "memcpy_async copies bytes: only trivially copyable types take the hardware copy");
 
 /// [compute]
 // Each output mixes an element with its two neighbours inside the batch (the batch is a
 // ring, so every batch is independent of the others).
-__host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre, std::uint32_t right) {
+__host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre,
+                                                std::uint32_t right) {
   return left + 2u * centre + right;  // wraps modulo 2^32 on host and device alike
 }
 /// [compute]
@@ -89,30 +88,50 @@ __device__ void compute_batch(const std::uint32_t* smem_batch, std::uint32_t* gm
 }
 /// [compute_batch]
 
-/// [fence]
-// TUTORIAL: on 9.0 a 16-byte aligned cuda::memcpy_async on a barrier in shared memory is a bulk
-// copy (TMA), which completes on the barrier through the async proxy, while init() wrote the
-// barrier with ordinary stores. Only a proxy fence orders the two, and cuda::memcpy_async adds
-// none. LDGSTS (8.0, or less than 16 bytes proven) needs no fence.
-__device__ inline void fence_barrier_init_for_tma() {
+/// [minimal]
+// The minimal kernel: one collective cuda::memcpy_async per batch, completing on a cuda::barrier.
+// Block k handles batches k, k + gridDim.x, k + 2 * gridDim.x, ... as in chapter 01.
+__global__ void cuda_memcpy_async_block_kernel(const std::uint32_t* gmem_in,
+                                               std::uint32_t* gmem_out, std::size_t num_batches) {
+  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
+  __shared__ cuda::barrier<cuda::thread_scope_block> full_bar;  // a phase completes: a batch landed
+  auto block = cooperative_groups::this_thread_block();
+
+  if (threadIdx.x == 0) init(&full_bar, blockDim.x);  // every thread arrives once per batch
+  // 9.0: the copy below is a bulk copy, which completes on the barrier through the async proxy;
+  // make the barrier that init() wrote with ordinary stores visible to that proxy first.
   NV_IF_TARGET(NV_PROVIDES_SM_90, (cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);));
+  __syncthreads();  // nobody uses the barrier before its initialisation is visible
+
+  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
+    // TUTORIAL: a collective call: every thread passes the same arguments. The copy is bound to
+    // full_bar: the barrier's current phase cannot complete until the bytes have landed, as if
+    // one more thread had to arrive. aligned_size_t<16> promises 16-byte aligned pointers and
+    // size: 16-byte LDGSTS on 8.0, one bulk copy of the whole batch on 9.0.
+    cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems,
+                       cuda::aligned_size_t<16>(kBatchBytes), full_bar);
+    full_bar.arrive_and_wait();  // every thread arrived and the copy landed: the batch is visible
+
+    compute_batch(smem_batch, gmem_out + batch * kBatchElems);
+
+    __syncthreads();  // nobody still reads this batch when the next iteration overwrites it
+  }
 }
-/// [fence]
+/// [minimal]
 
 /// [cg_memcpy_async]
-// Block k handles batches k, k + gridDim.x, k + 2 * gridDim.x, ... as in chapter 01.
 __global__ void cg_memcpy_async_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                                        std::size_t num_batches) {
   __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
   cg::thread_block block = cg::this_thread_block();
 
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
-    // TUTORIAL: a collective call: every thread of `block` passes the same arguments and the
-    // library splits the 4 KiB among the threads, one cp.async (LDGSTS) per 16 bytes. The
-    // bytes go from global to shared memory without a register in between. aligned_size_t<16>
-    // promises 16-byte aligned pointers and size, which is what allows 16-byte copies.
-    cg::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems, cuda::aligned_size_t<16>(kBatchBytes));
-    cg::wait(block);  // this thread's copies landed, then the block joins: the whole batch is visible
+    // TUTORIAL: the same collective copy without a barrier: cooperative groups completes it on
+    // each thread's commit group (cp.async.commit_group), one 16-byte LDGSTS per thread and
+    // 16 bytes, on 8.0 and 9.0 alike.
+    cg::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems,
+                     cuda::aligned_size_t<16>(kBatchBytes));
+    cg::wait(block);  // this thread's copies landed, then the block joins: the batch is visible
 
     compute_batch(smem_batch, gmem_out + batch * kBatchElems);
 
@@ -121,47 +140,23 @@ __global__ void cg_memcpy_async_kernel(const std::uint32_t* gmem_in, std::uint32
 }
 /// [cg_memcpy_async]
 
-/// [cuda_memcpy_async_block]
-__global__ void cuda_memcpy_async_block_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
-                                               std::size_t num_batches) {
-  __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
-  __shared__ block_barrier full_bar;  // its phase completes when the batch has landed
-  cg::thread_block block = cg::this_thread_block();
-  if (block.thread_rank() == 0) init(&full_bar, block.size());  // one thread initialises: every thread arrives
-  fence_barrier_init_for_tma();  // 9.0: the initialised barrier, visible to the bulk copy's completion
-  block.sync();  // nobody touches the barrier before its initialisation is visible
-
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
-    // TUTORIAL: the collective overload (group first) binds the copy to full_bar: the
-    // barrier's current phase cannot complete until the bytes have landed, as if one more
-    // thread had to arrive. On 9.0 this 16-byte aligned call becomes one bulk copy.
-    cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems, cuda::aligned_size_t<16>(kBatchBytes),
-                       full_bar);
-    full_bar.arrive_and_wait();  // every thread arrived and every bound copy landed: no __syncthreads needed
-
-    compute_batch(smem_batch, gmem_out + batch * kBatchElems);
-
-    block.sync();  // nobody still reads this batch when the next iteration overwrites it
-  }
-}
-/// [cuda_memcpy_async_block]
-
 /// [cuda_memcpy_async_thread]
-__global__ void cuda_memcpy_async_thread_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
-                                                std::size_t num_batches) {
+__global__ void cuda_memcpy_async_thread_kernel(const std::uint32_t* gmem_in,
+                                                std::uint32_t* gmem_out, std::size_t num_batches) {
   __shared__ alignas(16) std::uint32_t smem_batch[kBatchElems];
   __shared__ block_barrier full_bar;  // its phase completes when every thread's chunk has landed
-  if (threadIdx.x == 0) init(&full_bar, blockDim.x);  // every thread of the block arrives once per batch
-  fence_barrier_init_for_tma();  // 9.0: the initialised barrier, visible to the bulk copies' completion
+  if (threadIdx.x == 0) init(&full_bar, blockDim.x);  // every thread arrives once per batch
+  // 9.0: the 16-byte copies below are bulk copies; fence as in the minimal kernel.
+  NV_IF_TARGET(NV_PROVIDES_SM_90, (cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);));
   __syncthreads();  // the initialised barrier is visible before first use
 
   const int chunk = threadIdx.x * kChunkElems;  // this thread's 16 bytes of the batch
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
     // The per-thread overload (no group): this thread alone copies its 16 bytes. On 9.0 that is
-    // one 16-byte bulk copy per thread, 256 per batch (the model's table; slow, see the README).
+    // one 16-byte bulk copy per thread, 256 per batch (the model's table: slow).
     cuda::memcpy_async(smem_batch + chunk, gmem_in + batch * kBatchElems + chunk,
                        cuda::aligned_size_t<kChunkBytes>(kChunkBytes), full_bar);
-    full_bar.arrive_and_wait();  // every thread's chunk landed: the barrier covers the whole block
+    full_bar.arrive_and_wait();  // every thread's chunk landed: the barrier covers the block
 
     compute_batch(smem_batch, gmem_out + batch * kBatchElems);
 
@@ -177,10 +172,11 @@ __global__ void pipeline_primitives_kernel(const std::uint32_t* gmem_in, std::ui
   const int chunk = threadIdx.x * kChunkElems;
 
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x) {
-    __pipeline_memcpy_async(smem_batch + chunk, gmem_in + batch * kBatchElems + chunk, kChunkBytes);
+    __pipeline_memcpy_async(smem_batch + chunk, gmem_in + batch * kBatchElems + chunk,
+                            kChunkBytes);
     __pipeline_commit();       // close this thread's group of copies
     __pipeline_wait_prior(0);  // wait for this thread's own copies: not for anyone else's
-    __syncthreads();           // so the block synchronises before reading chunks other threads copied
+    __syncthreads();           // so the block synchronises before reading others' chunks
 
     compute_batch(smem_batch, gmem_out + batch * kBatchElems);
 
@@ -196,13 +192,16 @@ constexpr int kBatchesPerBlock = 4;  // one block per 4 batches: chapter 01's gr
 // in memory (chapter 06 measures the effect with a counter; the lab's cg_memcpy_async_resident row
 // runs the resident grid instead).
 template <auto kKernel>
-void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  kKernel<<<batch_grid(num_batches, kBatchesPerBlock), kBlockThreads>>>(gmem_in, gmem_out, num_batches);
+void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                       std::size_t num_batches) {
+  const unsigned num_blocks = batch_grid(num_batches, kBatchesPerBlock);
+  kKernel<<<num_blocks, kBlockThreads>>>(gmem_in, gmem_out, num_batches);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
 
-using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches);
+using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                        std::size_t num_batches);
 struct Variant {
   const char* name;
   const char* summary;
@@ -211,9 +210,9 @@ struct Variant {
 const Variant kVariants[] = {
     {"cg_memcpy_async", "cooperative_groups::memcpy_async + wait, 16-byte copies",
      &launch_batch_grid<cg_memcpy_async_kernel>},
-    {"cuda_memcpy_async_block", "cuda::memcpy_async(block, ..., aligned_size_t<16>, barrier); bulk on 9.0",
+    {"cuda_memcpy_async_block", "cuda::memcpy_async(block, ..., barrier), 16 bytes: bulk on 9.0",
      &launch_batch_grid<cuda_memcpy_async_block_kernel>},
-    {"cuda_memcpy_async_thread", "cuda::memcpy_async per thread, one 16-byte chunk each, one barrier",
+    {"cuda_memcpy_async_thread", "cuda::memcpy_async per thread, 16 bytes each, one barrier",
      &launch_batch_grid<cuda_memcpy_async_thread_kernel>},
     {"pipeline_primitives", "__pipeline_memcpy_async + commit + wait_prior(0) + __syncthreads",
      &launch_batch_grid<pipeline_primitives_kernel>},
@@ -257,20 +256,24 @@ course::ChapterInfo chapter_info() {
   info.program = "memcpy_async";
   info.title = "02 memcpy_async: global -> shared without the register round trip";
   info.explanation =
-      "Chapter 01's batches, each copied from global to shared memory by LDGSTS instead of loads and\n"
-      "stores: cooperative_groups::memcpy_async, cuda::memcpy_async (collective and per thread,\n"
-      "completing on a cuda::barrier) and the __pipeline_* primitives, all with 16-byte alignment.";
+      "Chapter 01's batches, each copied from global to shared memory by LDGSTS instead of\n"
+      "loads and stores: cuda::memcpy_async (collective and per thread, completing on a\n"
+      "cuda::barrier), cooperative_groups::memcpy_async and the __pipeline_* primitives, all\n"
+      "with 16-byte alignment.";
   info.requirement = {8, 0, false, "cp.async (LDGSTS)"};
   info.verify_bytes = 8u << 20;
   info.bench_bytes = 1u << 30;
   info.size_rule =
-      course::whole_multiples_of(kBatchBytes, "--size must be a whole number of 4 KiB batches (1024 uint32 elements)");
-  info.host_model = [](std::ostream& out) {  // which instruction each variant's copy becomes, on 8.0 and 9.0
+      course::whole_multiples_of(kBatchBytes, "--size must be a whole number of 4 KiB batches "
+                                              "(1024 uint32 elements)");
+  info.host_model = [](std::ostream& out) {  // the instruction each copy becomes, 8.0 and 9.0
     print_copy_paths(out, batch_copies(kBlockThreads, kBatchBytes), "memcpy_async");
   };
   return info;
 }
 
 #ifndef COURSE_NO_MAIN
-int main(int argc, char** argv) { return course::chapter_main(argc, argv, chapter_info(), kVariants, run); }
+int main(int argc, char** argv) {
+  return course::chapter_main(argc, argv, chapter_info(), kVariants, run);
+}
 #endif

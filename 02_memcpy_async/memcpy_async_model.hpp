@@ -148,14 +148,10 @@ inline std::vector<VariantCopies> batch_copies(int block_threads, std::size_t ba
       {"memcpy_async", "cuda_memcpy_async_thread", "aligned_size_t<16> per thread, block barrier",
        {{Api::cuda, 16, chunk, block_threads, SyncObject::smem_block_barrier}}},
       {"memcpy_async", "pipeline_primitives", "16 bytes per thread", {{Api::primitives, 16, chunk, block_threads}}},
-      {"memcpy_async_lab", "align4", "aligned_size_t<4>, block barrier",
-       {{Api::cuda, 4, batch_bytes, 1, SyncObject::smem_block_barrier}}},
       {"memcpy_async_lab", "misaligned_cg", "char pointers, source 4 bytes off",
        {{Api::cg, 1, batch_bytes, 1, SyncObject::smem_block_barrier, 4}}},
       {"memcpy_async_lab", "misaligned_cuda", "char pointers, block barrier",
        {{Api::cuda, 1, batch_bytes, 1, SyncObject::smem_block_barrier, 4}}},
-      {"memcpy_async_lab", "ldgsts_4", "aligned_size_t<4>, pipeline", {{Api::cuda, 4, batch_bytes, 1, SyncObject::pipeline}}},
-      {"memcpy_async_lab", "ldgsts_8", "aligned_size_t<8>, pipeline", {{Api::cuda, 8, batch_bytes, 1, SyncObject::pipeline}}},
       {"memcpy_async_lab", "ldgsts_16", "aligned_size_t<16>, pipeline",
        {{Api::cuda, 16, batch_bytes, 1, SyncObject::pipeline}}},
   };
@@ -170,11 +166,52 @@ inline std::vector<VariantCopies> halo_copies(int tile_elems, int halo) {
       {"halo_stencil", "stencil_sync", "float elements", {{Api::plain, f, f, lane_copies}}},
       {"halo_stencil", "stencil_cuda_memcpy_async", "aligned_size_t<4> per lane, block barrier",
        {{Api::cuda, 4, f, lane_copies, SyncObject::smem_block_barrier}}},
-      {"halo_stencil", "stencil_cg_memcpy_async", "float pointers, three regions",
-       {{Api::cg, f, halo * f, 2}, {Api::cg, f, tile_elems * f, 1}}},
-      {"halo_stencil", "stencil_primitives", "4 bytes per lane", {{Api::primitives, 4, f, lane_copies}}},
   };
 }
+
+// ---- One thread's commit groups --------------------------------------------------------------
+
+/// [commit_groups]
+// The copies one thread has in flight, as cp.async keeps them: every LDGSTS joins the thread's
+// open group; commit (cp.async.commit_group, __pipeline_commit) closes it; wait_prior(n)
+// (cp.async.wait_group n) returns once at most n of the thread's committed groups are pending,
+// the oldest landing first. Nothing here knows of other threads: a wait covers the caller's own
+// copies, which is why a block barrier must follow before a thread reads what others copied.
+class CommitGroups {
+ public:
+  void copy(int bytes) { open_bytes_ += bytes, ++open_copies_; }
+  void commit() {
+    pending_.push_back({open_copies_, open_bytes_});  // an empty group is legal, and completes at once
+    open_copies_ = 0, open_bytes_ = 0;
+  }
+  // Returns the number of groups that had to land for the wait to return.
+  int wait_prior(int n) {
+    if (n < 0) throw std::invalid_argument("wait_prior: the number of groups left pending is at least 0");
+    int landed = 0;
+    while (static_cast<int>(pending_.size()) > n) pending_.erase(pending_.begin()), ++landed;
+    return landed;
+  }
+  int groups_in_flight() const { return static_cast<int>(pending_.size()); }
+  int copies_in_flight() const {
+    int copies = open_copies_;
+    for (const Group& g : pending_) copies += g.copies;
+    return copies;
+  }
+  int bytes_in_flight() const {
+    int bytes = open_bytes_;
+    for (const Group& g : pending_) bytes += g.bytes;
+    return bytes;
+  }
+  int open_copies() const { return open_copies_; }
+
+ private:
+  struct Group {
+    int copies, bytes;
+  };
+  std::vector<Group> pending_;  // committed, oldest first
+  int open_copies_ = 0, open_bytes_ = 0;
+};
+/// [commit_groups]
 
 // ---- Printing ---------------------------------------------------------------------------------
 

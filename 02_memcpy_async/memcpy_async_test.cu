@@ -4,13 +4,16 @@
 // variant tables, on the CPU; what every kernel of the three programs compiles to, checked
 // against the model's row for its variant (PTX for 8.0 and 9.0; machine code for 8.0 and 9.0
 // where cuobjdump can read it); every variant and every lab row bit-exact on the GPU; the grid
-// rule on the CPU, and the grids the launchers start, read back from the GPU.
+// rule on the CPU, the launch refusal of the stencil, one thread's commit groups and the
+// committed figure; and the grids the launchers start, read back from the GPU.
 #include "halo_stencil.cu"      // the second lesson, in namespace halo
 #include "memcpy_async_lab.cu"  // the lab, which brings the lesson and the model
+#include "memcpy_async_figures.cpp"  // the concept figure, drawn from the model
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iterator>
 #include <map>
 #include <regex>
@@ -73,43 +76,6 @@ TEST(HostMemcpyAsync, TheLabTakesTheLessonsCommandLine) {
   EXPECT_EQ(*lab.size_rule(100), *lesson.size_rule(100));
 }
 
-template <class Table>
-std::vector<std::string> unique_names(const Table& table) {
-  std::vector<std::string> names;
-  for (const auto& v : table) {
-    EXPECT_EQ(std::find(names.begin(), names.end(), v.name), names.end()) << v.name << " twice";
-    names.push_back(v.name);
-  }
-  return names;
-}
-
-TEST(HostMemcpyAsync, EveryRowMeasuredBeforeTheSplitIsStillMeasured) {
-  const std::vector<std::string> lesson = unique_names(kVariants), stencil = unique_names(halo::kVariants),
-                                 lab = unique_names(lab::kVariants);
-  EXPECT_EQ(lesson, (std::vector<std::string>{"cg_memcpy_async", "cuda_memcpy_async_block",
-                                              "cuda_memcpy_async_thread", "pipeline_primitives"}));
-  EXPECT_EQ(stencil, (std::vector<std::string>{"stencil_sync", "stencil_cuda_memcpy_async",
-                                               "stencil_cg_memcpy_async", "stencil_primitives"}));
-  std::set<std::string> all(lesson.begin(), lesson.end());
-  for (const std::vector<std::string>* names : {&stencil, &lab}) {
-    for (const std::string& name : *names) EXPECT_TRUE(all.insert(name).second) << name << " in two programs";
-  }
-  // The one program's rows before the chapter had a lesson, a second lesson and a lab. Its
-  // sync_copy row was chapter 01's kernel: chapter 01's lesson measures it.
-  for (const char* name : {"cg_memcpy_async", "cuda_memcpy_async_block", "cuda_memcpy_async_thread",
-                           "pipeline_primitives", "align4", "misaligned_cg", "misaligned_cuda", "stencil_sync",
-                           "stencil_cuda_memcpy_async", "stencil_cg_memcpy_async", "stencil_primitives"}) {
-    EXPECT_EQ(all.count(name), 1u) << name;
-  }
-  for (const char* name : {"ldgsts_4", "ldgsts_8", "ldgsts_16"}) EXPECT_EQ(all.count(name), 1u) << name;
-  for (const char* name : {"cg_memcpy_async_wide", "cuda_memcpy_async_block_wide"}) EXPECT_EQ(all.count(name), 1u) << name;
-  EXPECT_EQ(all.count("cg_memcpy_async_resident"), 1u) << "the lesson's grid before the batch grid";
-  for (const char* name : {"ldgsts_4_offset_4", "ldgsts_16_offset_16", "ldgsts_16_offset_64"}) {
-    EXPECT_EQ(all.count(name), 1u) << name << ": a source off 128-byte alignment";
-  }
-  EXPECT_EQ(all.size(), 20u);
-}
-
 // ---- 128-byte alignment: the lines and sectors a warp's copy touches ------------------------------
 
 TEST(HostLineModel, AWarpOfSixteenByteCopiesTouchesFourLinesOnlyFromALineBoundary) {
@@ -170,7 +136,7 @@ TEST(HostLineModel, OffsetRowsKeepTheirWidthsAlignmentAndLeaveTheLine) {
               lab::units_per_warp_request(0, row.copy_bytes, lab::kLineBytes) + 1)
         << row.variant << ": one line more than from the boundary";
   }
-  EXPECT_EQ(offset_rows, 3);
+  EXPECT_EQ(offset_rows, 1);
   EXPECT_THROW(lab::src_offset_of("ldgsts_32"), std::invalid_argument);
 }
 
@@ -181,16 +147,6 @@ TEST(HostLineModel, TheLabPrintsLinesAndSectorsPerRow) {
       << out.str();
   EXPECT_TRUE(has(out.str(), "ldgsts_16                  16-byte copies, source  0 B past a line: 4 lines, 16 sectors"))
       << out.str();
-  EXPECT_TRUE(has(out.str(), "ldgsts_4_offset_4           4-byte copies, source  4 B past a line: 2 lines,  5 sectors"))
-      << out.str();
-}
-
-// ---- The grid rule (chapter 01's) ------------------------------------------------------------
-
-TEST(HostMemcpyAsyncGrid, TheLessonTakesFourBatchesPerBlock) {
-  // The rule itself: course/batch_grid.hpp, tested by HostBatchGrid; here the chapter's use of it.
-  EXPECT_EQ(kBatchesPerBlock, 4);
-  EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 65536u) << "1 GiB";
 }
 
 // Every row of the three tables has a row in the model, and no model row is left without one.
@@ -300,16 +256,11 @@ TEST(HostCopyPathModel, InstructionsPerBatch) {
   EXPECT_EQ(count("cuda_memcpy_async_block", 80), 256);
   EXPECT_EQ(count("cuda_memcpy_async_block", 90), 1);
   EXPECT_EQ(count("cuda_memcpy_async_thread", 90), 256) << "one 16-byte bulk copy per thread";
-  EXPECT_EQ(count("align4", 90), 1024);
   EXPECT_EQ(count("misaligned_cg", 90), 1024);
   EXPECT_EQ(count("misaligned_cuda", 90), 4096);
-  EXPECT_EQ(count("ldgsts_8", 90), 512);
   EXPECT_EQ(count("ldgsts_16", 90), 256);
   EXPECT_EQ(count("ldgsts_16_offset_16", 90), 256) << "off the line, the same copies";
-  EXPECT_EQ(count("ldgsts_16_offset_64", 80), 256);
-  EXPECT_EQ(count("ldgsts_4_offset_4", 90), 1024);
-  for (const char* stencil : {"stencil_sync", "stencil_cuda_memcpy_async", "stencil_cg_memcpy_async",
-                              "stencil_primitives"}) {
+  for (const char* stencil : {"stencil_sync", "stencil_cuda_memcpy_async"}) {
     EXPECT_EQ(count(stencil, 90), 48) << stencil << ": one per element of the 48-float window";
   }
 }
@@ -319,8 +270,8 @@ TEST(HostCopyPathModel, ProgramsPrintTheirRows) {
   print_copy_paths(lesson, model_rows(), "memcpy_async");
   print_copy_paths(lab_out, model_rows(), "memcpy_async_lab");
   EXPECT_TRUE(has(lesson.str(), "bulk copy of 4096 B (cp.async.bulk) x1")) << lesson.str();
-  EXPECT_FALSE(has(lesson.str(), "align4")) << lesson.str();
-  EXPECT_TRUE(has(lab_out.str(), "8-byte LDGSTS (cp.async.ca, through L1)")) << lab_out.str();
+  EXPECT_FALSE(has(lesson.str(), "misaligned")) << lesson.str();
+  EXPECT_TRUE(has(lab_out.str(), "4-byte LDGSTS (cp.async.ca, through L1)")) << lab_out.str();
   EXPECT_TRUE(has(lab_out.str(), "1-byte loads and stores (synchronous)")) << lab_out.str();
 }
 
@@ -390,9 +341,31 @@ TEST(HostStencilPlan, CountsMatchTheModel) {
   for (int lane = 0; lane < kStencilThreads; ++lane) copies += halo::stencil_copies(lane).count;
   EXPECT_EQ(copies, kTileBufferElems);
   for (const VariantCopies& row : halo_copies(halo::kTileElems, halo::kHalo)) {
-    if (row.calls.front().api == Api::cg) continue;  // three collective calls instead
     EXPECT_EQ(row.calls.front().calls, copies) << row.variant;
   }
+}
+
+// The guide's right-halo condition has no upper bound: lanes 32 and up would copy past the tile.
+// The launcher refuses every block but one warp, in one line that names the rule, before it
+// touches the GPU.
+TEST(HostStencilPlan, ThePlanWouldWritePastTheTileForALaneOfASecondWarp) {
+  const TileCopies lane32 = halo::stencil_copies(32);
+  EXPECT_GE(lane32.slot[lane32.count - 1], kTileBufferElems) << "the plan is defined for lanes 0-31 only";
+}
+
+TEST(HostStencilPlan, TheLauncherRefusesABlockOtherThanOneWarp) {
+  for (int threads : {16, 31, 33, 64, 128}) {
+    try {
+      halo::launch_tiles(halo::stencil_cuda_memcpy_async_kernel, threads, nullptr, nullptr, 1);
+      ADD_FAILURE() << threads << " threads accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what, "halo_stencil: the copy plan covers lanes 0-31, so a block must be one warp of 32 "
+                      "threads (got " + std::to_string(threads) + ")");
+      EXPECT_EQ(what.find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_NO_THROW(halo::require_one_warp(halo::kStencilThreads));
 }
 
 TEST(HostStencil, ReferenceSumsSeventeenNeighbours) {
@@ -403,6 +376,91 @@ TEST(HostStencil, ReferenceSumsSeventeenNeighbours) {
   EXPECT_EQ(out[0], 16.0f + 100.0f);   // window in[-8..8] contains in[5]
   EXPECT_EQ(out[13], 16.0f + 100.0f);  // window in[5..21]
   EXPECT_EQ(out[14], 17.0f);           // in[6..22] does not
+}
+
+// ---- One thread's commit groups ------------------------------------------------------------
+
+TEST(HostCommitGroups, AWaitCoversCommittedGroupsOldestFirst) {
+  CommitGroups groups;
+  groups.copy(16);
+  EXPECT_EQ(groups.groups_in_flight(), 0) << "an uncommitted copy is in no group yet";
+  EXPECT_EQ(groups.copies_in_flight(), 1);
+  groups.commit();
+  groups.copy(4), groups.copy(4);
+  groups.commit();
+  EXPECT_EQ(groups.groups_in_flight(), 2);
+  EXPECT_EQ(groups.bytes_in_flight(), 24);
+  EXPECT_EQ(groups.wait_prior(1), 1) << "the older group lands, the newer may stay";
+  EXPECT_EQ(groups.bytes_in_flight(), 8);
+  EXPECT_EQ(groups.wait_prior(1), 0) << "already at most one pending";
+  EXPECT_EQ(groups.wait_prior(0), 1);
+  EXPECT_EQ(groups.copies_in_flight(), 0);
+  EXPECT_THROW(groups.wait_prior(-1), std::invalid_argument);
+}
+
+TEST(HostCommitGroups, AWaitLeavesTheOpenGroupInFlight) {
+  CommitGroups groups;
+  groups.copy(16);
+  groups.commit();
+  groups.copy(8);  // not committed: wait_group does not cover it
+  EXPECT_EQ(groups.wait_prior(0), 1);
+  EXPECT_EQ(groups.copies_in_flight(), 1);
+  EXPECT_EQ(groups.open_copies(), 1);
+  groups.commit();
+  groups.commit();  // an empty group
+  EXPECT_EQ(groups.groups_in_flight(), 2);
+  EXPECT_EQ(groups.wait_prior(0), 2);
+}
+
+// ---- The figure and the program that draws it ---------------------------------------------------
+
+std::string figures_dir() { return std::filesystem::path(__FILE__).parent_path().string() + "/figures"; }
+
+TEST(HostFigures, CommittedSvgIsWhatTheFunctionDraws) {
+  const std::string path = figures_dir() + "/ldgsts_path.svg";
+  const std::string committed = course::read_text_file(path);
+  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
+  EXPECT_TRUE(committed == figures::ldgsts_path_svg())
+      << path << " differs from ldgsts_path_svg(); regenerate: "
+      << "build/02_memcpy_async/memcpy_async_figures 02_memcpy_async/figures";
+}
+
+TEST(HostFigures, TheFigureCarriesTheModelsCounts) {
+  const std::string svg = figures::ldgsts_path_svg();
+  EXPECT_TRUE(has(svg, "viewBox=\"0 0 720 ")) << "scales to its column";
+  EXPECT_TRUE(has(svg, "width=\"100%\""));
+  EXPECT_TRUE(has(svg, "LDG \u00d71024, 4 B each, then STS \u00d71024"));
+  EXPECT_TRUE(has(svg, "LDGSTS \u00d7256, 16 B each, L1 bypassed (.cg)"));
+  EXPECT_TRUE(has(svg, "bulk copy \u00d71, 4096 B (cp.async.bulk)"));
+  EXPECT_TRUE(has(svg, "open: 0, committed: 1 group, 16 B"));
+  EXPECT_TRUE(has(svg, "&lt;") || !has(svg, "aligned_size_t<")) << "text is escaped";
+}
+
+struct FiguresRun {
+  int code;
+  std::string out, err;
+};
+FiguresRun run_figures(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = figures_main(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(HostFigures, TheProgramWritesTheFigureAndRefusesBadArguments) {
+  const std::string dir = ::testing::TempDir() + "/ch02_figures";
+  std::filesystem::create_directories(dir);
+  const FiguresRun written = run_figures({dir});
+  EXPECT_EQ(written.code, 0) << written.err;
+  EXPECT_EQ(course::read_text_file(dir + "/ldgsts_path.svg"), figures::ldgsts_path_svg());
+  EXPECT_EQ(run_figures({"--help"}).code, 0);
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{}, {"--out=x"}, {"a", "b"}}) {
+    const FiguresRun r = run_figures(bad);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.err.find("memcpy_async_figures: "), 0u) << r.err;
+  }
+  const FiguresRun missing = run_figures({dir + "/no/such/folder"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
 }
 
 // ---- What the compiler emits, kernel by kernel, against the model -----------------------------
@@ -418,22 +476,12 @@ const KernelOf kKernels[] = {
     {"cuda_memcpy_async_block", "memcpy_async", "_Z30cuda_memcpy_async_block_kernelPKjPjm"},
     {"cuda_memcpy_async_thread", "memcpy_async", "_Z31cuda_memcpy_async_thread_kernelPKjPjm"},
     {"pipeline_primitives", "memcpy_async", "_Z26pipeline_primitives_kernelPKjPjm"},
-    {"align4", "memcpy_async_lab", "_ZN3lab13align4_kernelEPKjPjm"},
     {"misaligned_cg", "memcpy_async_lab", "_ZN3lab20misaligned_cg_kernelEPKjPjm"},
     {"misaligned_cuda", "memcpy_async_lab", "_ZN3lab22misaligned_cuda_kernelEPKjPjm"},
-    {"ldgsts_4", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm4EEEvPKjPjm"},
-    {"ldgsts_8", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm8EEEvPKjPjm"},
-    {"ldgsts_16", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm16EEEvPKjPjm"},
-    {"ldgsts_4_offset_4", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm4EEEvPKjPjm"},
-    {"ldgsts_16_offset_16", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm16EEEvPKjPjm"},
-    {"ldgsts_16_offset_64", "memcpy_async_lab", "_ZN3lab19ldgsts_width_kernelILm16EEEvPKjPjm"},
-    {"cg_memcpy_async_wide", "memcpy_async_lab", "_ZN3lab27cg_memcpy_async_wide_kernelEPKjPjm"},
-    {"cuda_memcpy_async_block_wide", "memcpy_async_lab", "_ZN3lab35cuda_memcpy_async_block_wide_kernelEPKjPjm"},
-    {"cg_memcpy_async_resident", "memcpy_async_lab", "_Z22cg_memcpy_async_kernelPKjPjm"},
+    {"ldgsts_16", "memcpy_async_lab", "_ZN3lab22ldgsts_pipeline_kernelEPKjPjm"},
+    {"ldgsts_16_offset_16", "memcpy_async_lab", "_ZN3lab22ldgsts_pipeline_kernelEPKjPjm"},
     {"stencil_sync", "halo_stencil", "_ZN4halo19stencil_sync_kernelEPKfPfm"},
     {"stencil_cuda_memcpy_async", "halo_stencil", "_ZN4halo32stencil_cuda_memcpy_async_kernelEPKfPfm"},
-    {"stencil_cg_memcpy_async", "halo_stencil", "_ZN4halo30stencil_cg_memcpy_async_kernelEPKfPfm"},
-    {"stencil_primitives", "halo_stencil", "_ZN4halo25stencil_primitives_kernelEPKfPfm"},
 };
 
 const KernelOf& kernel_of(const std::string& variant) {
@@ -526,8 +574,7 @@ TEST_F(HostCodegen, EveryKernelCompilesToTheModelsPathOnAmpereAndHopper) {
 // appears in the PTX for 8.0 of the kernel that teaches it.
 TEST_F(HostCodegen, EachTaughtInstructionAppearsWhereItIsTaught) {
   EXPECT_GE(course::count_matches(kernel("cg_memcpy_async", "80"), ldgsts_ptx(16)), 1);
-  EXPECT_GE(course::count_matches(kernel("align4", "80"), ldgsts_ptx(4)), 1);
-  EXPECT_GE(course::count_matches(kernel("ldgsts_8", "80"), ldgsts_ptx(8)), 1);
+  EXPECT_GE(course::count_matches(kernel("stencil_cuda_memcpy_async", "80"), ldgsts_ptx(4)), 1);
   EXPECT_TRUE(has(kernel("cuda_memcpy_async_block", "80"), "cp.async.mbarrier.arrive"));
   EXPECT_TRUE(has(kernel("pipeline_primitives", "80"), "cp.async.commit_group"));
   EXPECT_TRUE(has(kernel("pipeline_primitives", "80"), "cp.async.wait_group"));
@@ -553,88 +600,12 @@ TEST_F(HostCodegen, CooperativeGroupsKeepsEveryWidthForTheRunTimeChoice) {
 // Every barrier variant initialises an mbarrier in shared memory; on 9.0 the waits use
 // try_wait, on 8.0 test_wait.
 TEST_F(HostCodegen, BarrierVariantsInitialiseAndWaitOnAnMbarrier) {
-  for (const char* variant : {"cuda_memcpy_async_block", "cuda_memcpy_async_thread", "align4", "misaligned_cuda",
+  for (const char* variant : {"cuda_memcpy_async_block", "cuda_memcpy_async_thread", "misaligned_cuda",
                               "stencil_cuda_memcpy_async"}) {
     EXPECT_TRUE(has(kernel(variant, "80"), "mbarrier.init.shared.b64")) << variant;
     EXPECT_TRUE(has(kernel(variant, "80"), "mbarrier.test_wait.shared.b64")) << variant;
     EXPECT_TRUE(has(kernel(variant, "90"), "mbarrier.try_wait.shared.b64")) << variant;
   }
-}
-
-// The lab's align4 is the lesson's cuda_memcpy_async_block with another alignment: the same
-// instructions in the same order (operands are not compared), but for the copy itself, .cg
-// (16 bytes, L1 bypassed) in the lesson and .ca (4 bytes, through L1) in the lab.
-TEST_F(HostCodegen, Align4IsTheLessonsBlockKernelWithAnotherWidth) {
-  std::vector<std::string> lesson = course::ptx_instructions(kernel("cuda_memcpy_async_block", "80"));
-  const std::vector<std::string> lab = course::ptx_instructions(kernel("align4", "80"));
-  EXPECT_GT(lesson.size(), 50u) << "too few instructions found";
-  EXPECT_EQ(std::count(lesson.begin(), lesson.end(), "cp.async.cg.shared.global"), 1);
-  std::replace(lesson.begin(), lesson.end(), std::string("cp.async.cg.shared.global"),
-               std::string("cp.async.ca.shared.global"));
-  EXPECT_EQ(lesson, lab);
-}
-
-// The wide rows change the consumer alone. Their kernel stores each thread's four outputs with one
-// st.global.v4 and has no 4-byte global store, where the lesson's kernel of the same copy has only
-// 4-byte ones; the copy, the waits and the barriers are the lesson's, the same instructions in the
-// same order.
-std::vector<std::string> copy_and_sync(const std::string& body) {
-  std::vector<std::string> kept;
-  for (const std::string& op : course::ptx_instructions(body)) {
-    for (const char* prefix : {"cp.async", "mbarrier", "bar.", "barrier.", "fence"}) {
-      if (op.rfind(prefix, 0) == 0) {
-        kept.push_back(op);
-        break;
-      }
-    }
-  }
-  return kept;
-}
-
-const std::pair<const char*, const char*> kWideAndLesson[] = {{"cg_memcpy_async_wide", "cg_memcpy_async"},
-                                                              {"cuda_memcpy_async_block_wide", "cuda_memcpy_async_block"}};
-
-TEST_F(HostCodegen, WideRowsStoreSixteenBytesPerThreadAndCopyAsTheLesson) {
-  for (const auto& [wide, lesson] : kWideAndLesson) {
-    for (const char* arch : {"80", "90"}) {
-      const std::string where = std::string(wide) + " on compute_" + arch;
-      const std::string k = kernel(wide, arch), l = kernel(lesson, arch);
-      EXPECT_EQ(course::count_matches(k, R"(st\.global\.v4\.[ubs]32)"), 1) << where << ": one 16-byte store";
-      EXPECT_EQ(course::count_matches(k, R"(st\.global\.[ubs]32)"), 0) << where << ": no 4-byte store left";
-      EXPECT_EQ(course::count_matches(k, R"(ld\.shared\.v4\.[ubs]32)"), 1) << where << ": one 16-byte shared load";
-      EXPECT_EQ(course::count_matches(l, R"(st\.global\.v4)"), 0) << lesson << " on compute_" << arch;
-      EXPECT_GE(course::count_matches(l, R"(st\.global\.[ubs]32)"), 1) << lesson << " on compute_" << arch;
-      const std::vector<std::string> lesson_ops = copy_and_sync(l);
-      EXPECT_GE(lesson_ops.size(), 2u) << lesson << ": too few copy and barrier instructions found";
-      EXPECT_EQ(copy_and_sync(k), lesson_ops) << where;
-    }
-  }
-}
-
-// In machine code the store stays one 16-byte STG per thread (STG.E.128), where the lesson's kernel
-// of the same copy stores 4 bytes at a time (STG.E).
-void expect_wide_stores(const std::string& sass, const std::string& sm) {
-  for (const auto& [wide, lesson] : kWideAndLesson) {
-    const std::string where = std::string(wide) + " on " + sm;
-    const std::string k = course::sass_kernel_body(sass, kernel_of(wide).mangled);
-    const std::string l = course::sass_kernel_body(sass, kernel_of(lesson).mangled);
-    ASSERT_FALSE(k.empty()) << "no kernel for " << where;
-    ASSERT_FALSE(l.empty()) << "no kernel for " << lesson << " on " << sm;
-    EXPECT_EQ(course::count_matches(k, R"(\sSTG\.E\.128\s)"), 1) << where;
-    EXPECT_EQ(course::count_matches(k, R"(\sSTG\.E\s)"), 0) << where << ": no 4-byte store";
-    EXPECT_EQ(course::count_matches(l, R"(\sSTG\.E\.128\s)"), 0) << lesson << " on " << sm;
-    EXPECT_GE(course::count_matches(l, R"(\sSTG\.E\s)"), 1) << lesson << " on " << sm;
-  }
-}
-
-TEST_F(HostCodegen, WideRowsStoreSixteenBytesInHopperMachineCode) {
-  COURSE_SASS_OR_SKIP(sass, "sm_90");
-  expect_wide_stores(sass, "sm_90");
-}
-
-TEST_F(HostCodegen, WideRowsStoreSixteenBytesInAmpereMachineCode) {
-  COURSE_SASS_OR_SKIP(sass, "sm_80");
-  expect_wide_stores(sass, "sm_80");
 }
 
 // The opcodes of LDGSTS in a kernel's machine code, as (bytes, bypasses L1): LDGSTS.E is 4
@@ -797,6 +768,11 @@ class Sm80_HaloStencil : public course::GpuTest, public ::testing::WithParamInte
   Sm80_HaloStencil() : GpuTest(halo::chapter_info().requirement) {}
 };
 
+class Sm80_HaloStencilBounds : public course::GpuTest {
+ protected:
+  Sm80_HaloStencilBounds() : GpuTest(halo::chapter_info().requirement) {}
+};
+
 TEST_P(Sm80_HaloStencil, OneTile) {
   halo::Problem problem(1);
   const course::Comparison result = halo::verify(GetParam().launch, problem);
@@ -815,6 +791,18 @@ TEST_P(Sm80_HaloStencil, PoisonedOutputIsFullyOverwrittenTwice) {
     const course::Comparison result = halo::verify(GetParam().launch, problem);
     ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
     ASSERT_EQ(result.untouched, 0u);
+  }
+}
+
+// __launch_bounds__ makes the driver refuse a launch of more than one warp that bypasses the
+// launcher's check: the kernel never runs with lanes its copy plan cannot serve.
+TEST_F(Sm80_HaloStencilBounds, ALaunchOfTwoWarpsIsRefused) {
+  halo::Problem problem(4);
+  for (auto kernel : {halo::stencil_sync_kernel, halo::stencil_cuda_memcpy_async_kernel}) {
+    kernel<<<1, 2 * halo::kStencilThreads>>>(problem.gmem_padded.data(), problem.gmem_out.data(),
+                                              problem.num_tiles);
+    EXPECT_NE(cudaGetLastError(), cudaSuccess) << "a block of 64 threads was launched";
+    COURSE_CHECK(cudaDeviceSynchronize());
   }
 }
 
@@ -840,18 +828,10 @@ TEST_F(Sm80_FewBlocks, EveryBatchKernelRunsManyBatchesPerBlock) {
                        {"cuda_memcpy_async_block", cuda_memcpy_async_block_kernel, 0},
                        {"cuda_memcpy_async_thread", cuda_memcpy_async_thread_kernel, 0},
                        {"pipeline_primitives", pipeline_primitives_kernel, 0},
-                       {"align4", lab::align4_kernel, 0},
                        {"misaligned_cg", lab::misaligned_cg_kernel, lab::kMisalignBytes},
                        {"misaligned_cuda", lab::misaligned_cuda_kernel, lab::kMisalignBytes},
-                       {"ldgsts_4", lab::ldgsts_width_kernel<4>, 0},
-                       {"ldgsts_8", lab::ldgsts_width_kernel<8>, 0},
-                       {"ldgsts_16", lab::ldgsts_width_kernel<16>, 0},
-                       {"ldgsts_4_offset_4", lab::ldgsts_width_kernel<4>, 4},
-                       {"ldgsts_16_offset_16", lab::ldgsts_width_kernel<16>, 16},
-                       {"ldgsts_16_offset_64", lab::ldgsts_width_kernel<16>, 64},
-                       {"cg_memcpy_async_wide", lab::cg_memcpy_async_wide_kernel, 0},
-                       {"cuda_memcpy_async_block_wide", lab::cuda_memcpy_async_block_wide_kernel, 0},
-                       {"cg_memcpy_async_resident", cg_memcpy_async_kernel, 0}};
+                       {"ldgsts_16", lab::ldgsts_pipeline_kernel, 0},
+                       {"ldgsts_16_offset_16", lab::ldgsts_pipeline_kernel, 16}};
   lab::Problem problem(75);
   for (const auto& k : kernels) {
     const std::uint32_t* input = problem.input_at(k.src_offset_bytes);
@@ -866,26 +846,18 @@ TEST_F(Sm80_FewBlocks, EveryBatchKernelRunsManyBatchesPerBlock) {
   }
 }
 
-// The launchers' grids, read back from the device: the lesson's has batch_grid's blocks, the
-// lab's resident one every SM's resident blocks (or one per batch when there are fewer).
-TEST_F(Sm80_FewBlocks, TheLessonLaunchesTheBatchGridTheResidentRowFillsTheGpu) {
+// The lesson's launcher's grid, read back from the device: batch_grid's blocks.
+TEST_F(Sm80_FewBlocks, TheLessonLaunchesTheBatchGrid) {
   for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
     EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel>, num_batches), batch_grid(num_batches, kBatchesPerBlock))
         << num_batches << " batches";
   }
-  int blocks_per_sm = 0;
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, course::grid_probe_kernel, kBlockThreads, 0));
-  const std::size_t resident = static_cast<std::size_t>(device().sm_count) * blocks_per_sm;
-  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel>, 10 * resident), resident);
-  EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel>, 3), 3u);
 }
 
 TEST_F(Sm80_FewBlocks, EveryStencilKernelRunsManyTilesPerBlock) {
   const std::pair<const char*, TileKernel> kernels[] = {
       {"stencil_sync", halo::stencil_sync_kernel},
-      {"stencil_cuda_memcpy_async", halo::stencil_cuda_memcpy_async_kernel},
-      {"stencil_cg_memcpy_async", halo::stencil_cg_memcpy_async_kernel},
-      {"stencil_primitives", halo::stencil_primitives_kernel}};
+      {"stencil_cuda_memcpy_async", halo::stencil_cuda_memcpy_async_kernel}};
   halo::Problem problem(75);
   for (const auto& [name, kernel] : kernels) {
     for (unsigned blocks : {1u, 2u}) {
