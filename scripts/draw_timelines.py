@@ -20,11 +20,16 @@ event, and per stage one colour:
                   in the right neighbour of its ring of N blocks (chapter 10), else in block b.
 
 The same CSV always gives the same bytes. --check (CTest: timeline.<chapter>) exits 1 naming each
-SVG that is missing or differs from its drawing. --root is the repository (default: the one
+SVG that is missing or differs from its drawing. Refused, with one line and exit 1: a CSV that is
+not UTF-8, a negative number, time stamps of one lane and iteration out of order (land, consume,
+release), events spanning more than 10 s, more than 10,000 events, a drawing larger than 4 MiB; with exit 2, an SVG path
+that is the CSV itself (or the same file) or does not end in .svg. The SVG is written whole or not
+at all. --root is the repository (default: the one
 holding this script). Python 3, standard library only.
 """
 import argparse
 import html
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -43,6 +48,15 @@ LANE_H = 24
 LANE_GAP = 6
 
 
+# What a timeline may span and how large its drawing may be: a recording of a few blocks' first
+# stages spans micro- to milliseconds; a larger span is a corrupt time stamp, not a measurement.
+MAX_SPAN_NS = 10 * 1000 ** 3      # 10 s
+MAX_SVG_BYTES = 4 * 1024 * 1024   # 4 MiB
+MAX_EVENTS = 10_000               # a lab records a few blocks' first 16 stages: a few hundred
+# Within one lane and iteration the events come in this order (a later kind never earlier).
+LANE_ORDER = {"land": 0, "consume": 1, "release": 2}
+
+
 class TimelineError(Exception):
     """A CSV that is not a timeline; the message names the file and the line."""
 
@@ -50,9 +64,14 @@ class TimelineError(Exception):
 def parse(path):
     """Returns (meta, events): meta maps '#' keys to lists of values, events are dicts."""
     meta, events, header_seen = {}, [], False
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            line = line.rstrip("\n")
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise TimelineError(f"{path}: not UTF-8 text (byte {error.start}): not a timeline CSV")
+    except IsADirectoryError:
+        raise TimelineError(f"{path}: is a folder, not a timeline CSV")
+    if True:
+        for number, line in enumerate(text.splitlines(), 1):
             if line.startswith("#"):
                 key, _, value = line[1:].strip().partition(":")
                 meta.setdefault(key.strip(), []).append(value.strip())
@@ -75,11 +94,33 @@ def parse(path):
                 raise TimelineError(f"{path}:{number}: block, sm, stage, iteration and t_ns are whole numbers: '{line[:80]}'")
             if row["kind"] not in KINDS:
                 raise TimelineError(f"{path}:{number}: kind is one of {', '.join(KINDS)} (got '{row['kind'][:20]}')")
+            if min(row[key] for key in ("block", "sm", "stage", "iteration", "t_ns")) < 0:
+                raise TimelineError(f"{path}:{number}: a negative number: '{line[:80]}'")
+            row["line"] = number
             events.append(row)
     if not header_seen:
         raise TimelineError(f"{path}: no column line '{','.join(COLUMNS)}': not a timeline CSV")
     if not events:
         raise TimelineError(f"{path}: no events")
+    if len(events) > MAX_EVENTS:
+        raise TimelineError(f"{path}: {len(events)} events, more than the {MAX_EVENTS:,} a drawing may show "
+                            "(record fewer blocks or stages)")
+    # One lane's events of one iteration come in order: land, then consume, then release.
+    seen = {}
+    for e in events:
+        if e["kind"] in LANE_ORDER:
+            seen.setdefault((e["block"], e["role"], e["iteration"]), []).append(e)
+    for (block, role, iteration), group in seen.items():
+        group = sorted(group, key=lambda e: LANE_ORDER[e["kind"]])
+        for earlier, later in zip(group, group[1:]):
+            if later["t_ns"] < earlier["t_ns"]:
+                raise TimelineError(f"{path}:{later['line']}: block {block} {role} iteration {iteration}: "
+                                    f"{later['kind']} at {later['t_ns']} ns is before its {earlier['kind']} at "
+                                    f"{earlier['t_ns']} ns (line {earlier['line']}): time stamps out of order")
+    t0, t1 = min(e["t_ns"] for e in events), max(e["t_ns"] for e in events)
+    if t1 - t0 > MAX_SPAN_NS:
+        raise TimelineError(f"{path}: the events span {(t1 - t0) / 1e9:.3g} s, more than the "
+                            f"{MAX_SPAN_NS / 1e9:g} s a timeline may span (a corrupt time stamp?)")
     return meta, events
 
 
@@ -253,9 +294,29 @@ def draw(meta, events):
     return "\n".join(out) + "\n"
 
 
+def same_file(a, b):
+    """Whether two paths name one file (the same path, or links to one file)."""
+    a, b = Path(a), Path(b)
+    if a.resolve() == b.resolve():
+        return True
+    return a.exists() and b.exists() and os.path.samefile(a, b)
+
+
 def draw_file(csv_path, svg_path):
+    """Draws a CSV into an SVG file, written whole (a temporary file renamed over it) or not at all."""
     meta, events = parse(csv_path)
-    Path(svg_path).write_text(draw(meta, events), encoding="utf-8")
+    svg = draw(meta, events)
+    if len(svg.encode("utf-8")) > MAX_SVG_BYTES:
+        raise TimelineError(f"{csv_path}: the drawing would be {len(svg) / 2**20:.1f} MiB, more than "
+                            f"{MAX_SVG_BYTES / 2**20:g} MiB: record fewer blocks or stages")
+    svg_path = Path(svg_path)
+    temporary = svg_path.with_name(f".{svg_path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(svg, encoding="utf-8")
+        os.replace(temporary, svg_path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
 
 
 def committed_csvs(root):
@@ -288,6 +349,9 @@ def from_results(outdir, root):
             print(f"{csv_path}: '{chapter}' is not a chapter folder of {root}: left out")
             continue
         parse(csv_path)  # a broken file is reported before anything is copied
+        if same_file(csv_path, folder / "figures" / csv_path.name):
+            print(f"{csv_path}: is already the chapter's copy: redraw it with --check's command instead")
+            continue
         (folder / "figures").mkdir(exist_ok=True)
         target = folder / "figures" / csv_path.name
         shutil.copyfile(csv_path, target)
@@ -316,6 +380,13 @@ def main(argv):
             return check([Path(p) for p in args.files] or committed_csvs(args.root))
         if len(args.files) != 2:
             parser.error("give a CSV and the SVG to write (or --check, or --from-results OUTDIR)")
+        if same_file(args.files[0], args.files[1]):
+            print(f"draw_timelines: the SVG to write, {args.files[1]}, is the CSV it would be drawn from",
+                  file=sys.stderr)
+            return 2
+        if not args.files[1].endswith(".svg"):
+            print(f"draw_timelines: the SVG to write, {args.files[1]}, does not end in .svg", file=sys.stderr)
+            return 2
         draw_file(args.files[0], args.files[1])
         return 0
     except (TimelineError, OSError) as error:

@@ -108,6 +108,42 @@ def main():
         expect(r.returncode == 1 and "no events" in r.stderr, f"no rows: {r.stderr}")
         expect(not (tmp / "broken.svg").exists(), "nothing is written for a broken CSV")
 
+        # Hostile input: one line, exit 1 (2 for a bad command line), and no file written or changed.
+        def refused(args, code, text, what):
+            before = {str(f): f.read_bytes() for f in sorted(tmp.rglob("*")) if f.is_file()}
+            r = run(*args)
+            after = {str(f): f.read_bytes() for f in sorted(tmp.rglob("*")) if f.is_file()}
+            lines = r.stderr.splitlines()
+            expect(r.returncode == code and len(lines) == 1 and text in r.stderr and "Traceback" not in r.stderr,
+                   f"{what}: exit {r.returncode}, stderr {r.stderr!r}")
+            expect(before == after, f"{what}: a file was written or changed")
+
+        recording = tmp / "recording.csv"
+        recording.write_text(synthetic_csv())
+        refused([recording, recording], 2, "is the CSV it would be drawn from", "the SVG path is the CSV")
+        refused([recording, tmp / "." / "recording.csv"], 2, "is the CSV it would be drawn from", "the same file by another path")
+        link = tmp / "link.svg"
+        link.symlink_to(recording)
+        refused([recording, link], 2, "is the CSV it would be drawn from", "a link to the CSV")
+        refused([recording, tmp / "out.png"], 2, "does not end in .svg", "an output that is not an SVG")
+        negative = tmp / "negative.csv"
+        negative.write_text(synthetic_csv().replace(",land,1001500\n", ",land,-5\n", 1))
+        refused([negative, tmp / "negative.svg"], 1, "negative.csv:9: a negative number", "a negative time stamp")
+        backwards = tmp / "backwards.csv"
+        backwards.write_text(synthetic_csv().replace(",release,1002200\n", ",release,1001000\n", 1))
+        refused([backwards, tmp / "backwards.svg"], 1, "release at 1001000 ns is before its consume",
+                "a release before its consume")
+        far_apart = tmp / "far_apart.csv"
+        far_apart.write_text(synthetic_csv() + "1,11,producer,1,3,issue,99000000000\n")
+        refused([far_apart, tmp / "far_apart.svg"], 1, "more than the 10 s a timeline may span", "a span of 99 s")
+        huge = tmp / "huge.csv"
+        huge.write_text(HEADER + "".join(f"{b},{b},consumer,0,{i},land,{1000 + i}\n" for b in range(5) for i in range(2001)))
+        refused([huge, tmp / "huge.svg"], 1, "10005 events, more than the 10,000", "a drawing of too many events")
+        binary = tmp / "binary.csv"
+        binary.write_bytes(synthetic_csv().encode().replace(b"synthetic_lab", b"synth\xffetic"))
+        refused([binary, tmp / "binary.svg"], 1, "binary.csv: not UTF-8 text (byte", "a non-UTF-8 byte")
+        refused([tmp, tmp / "folder.svg"], 1, "is a folder", "a folder for the CSV")
+
         # --from-results: a results directory's timeline goes into its chapter's figures folder.
         root, results = tmp / "repo", tmp / "results"
         (root / "99_fake").mkdir(parents=True)
