@@ -11,6 +11,8 @@ and lab take on an H200 with `--bench` (from docs/lab_times.csv, which a GPU mac
 `program,seconds,gpu` per line, e.g. `06_tma_1d.tma_1d_lab,7.9,NVIDIA H200`). Between
 `<!-- plan:points:begin -->` and `<!-- plan:points:end -->` it writes the points of every exercise:
 4 for one graded on the CPU, 8 for one graded on a GPU, 0 for the warm-up (ungraded practice).
+Between `<!-- plan:gpu-minutes:begin -->` and `<!-- plan:gpu-minutes:end -->` of docs/cluster.md it
+writes the GPU-minutes of grading each week's chapters, from the lab-times rows `grade.weekN`.
 With --check it writes nothing and exits 1 when the page is stale (CTest plan.fresh). A missing
 marker or a bad lab-times line is one line naming the file and the line, exit 1, nothing written.
 """
@@ -23,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from page_limits import prose  # noqa: E402  (the one definition of a page's prose)
+from make_slides import WEEKS  # noqa: E402  (the one definition of the six weeks)
 
 WORDS_PER_MINUTE = 150
 POINTS = {"CPU": 4, "GPU": 8}
@@ -116,6 +119,21 @@ def points_table(root):
     return "\n".join(rows)
 
 
+def gpu_minutes_table(times):
+    rows = ["| week | chapters | grading the starters on one GPU | on |", "| --- | --- | ---: | --- |"]
+    total = 0.0
+    for week, chapters in enumerate(WEEKS, start=1):
+        key = f"grade.week{week}"
+        if key in times:
+            seconds, gpu = times[key]
+            total += seconds
+            rows.append(f"| {week} | {', '.join(chapters)} | {seconds / 60:.1f} GPU-minutes | {gpu} |")
+        else:
+            rows.append(f"| {week} | {', '.join(chapters)} | not measured | |")
+    rows.append(f"| **all** | | **{total / 60:.1f} GPU-minutes** | |")
+    return "\n".join(rows)
+
+
 def fill(text, name, body, page):
     begin, end = f"<!-- plan:{name}:begin -->", f"<!-- plan:{name}:end -->"
     if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
@@ -131,24 +149,32 @@ def main():
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--lab-times", type=Path, help="default: ROOT/docs/lab_times.csv")
     args = parser.parse_args()
-    page = args.root / "docs" / "grading.md"
+    grading, cluster = args.root / "docs" / "grading.md", args.root / "docs" / "cluster.md"
     try:
         times = lab_times(args.lab_times or args.root / "docs" / "lab_times.csv")
-        old = page.read_text(encoding="utf-8")
-        new = fill(fill(old, "times", times_table(args.root, times), page), "points", points_table(args.root), page)
+        pages = {}
+        old = grading.read_text(encoding="utf-8")
+        pages[grading] = (old, fill(fill(old, "times", times_table(args.root, times), grading), "points",
+                                    points_table(args.root), grading))
+        old = cluster.read_text(encoding="utf-8")
+        pages[cluster] = (old, fill(old, "gpu-minutes", gpu_minutes_table(times), cluster))
     except (PlanError, OSError, UnicodeDecodeError) as error:
         print(f"course_plan: {error}", file=sys.stderr)
         return 1
-    if new == old:
-        print("docs/grading.md is up to date")
-        return 0
-    if args.check:
-        print("docs/grading.md is stale: run scripts/course_plan.py")
-        return 1
-    temporary = page.with_name(page.name + ".tmp")
-    temporary.write_text(new, encoding="utf-8")
-    temporary.replace(page)
-    print("docs/grading.md written")
+    stale = [page for page, (old, new) in pages.items() if old != new]
+    for page in pages:
+        name = page.relative_to(args.root)
+        if page not in stale:
+            print(f"{name} is up to date")
+        elif args.check:
+            print(f"{name} is stale: run scripts/course_plan.py")
+    if args.check or not stale:
+        return 1 if stale else 0
+    for page in stale:
+        temporary = page.with_name(page.name + ".tmp")
+        temporary.write_text(pages[page][1], encoding="utf-8")
+        temporary.replace(page)
+        print(f"{page.relative_to(args.root)} written")
     return 0
 
 
