@@ -7,7 +7,9 @@
 #   90-virtual PTX that the driver compiles for newer GPUs (forward compatibility)
 # Each chapter states the minimum it needs; course_chapter_architectures() keeps the
 # entries that satisfy it and, for architecture-specific chapters, builds sm_XXa.
-if(NOT CMAKE_SCRIPT_MODE_FILE)
+if(CMAKE_SCRIPT_MODE_FILE)
+  cmake_minimum_required(VERSION 3.25)  # the check alone, run as a script: today's policies
+else()
   set(COURSE_CUDA_ARCHITECTURES "80-real;90-real;90-virtual"
     CACHE STRING "CUDA architectures for every chapter (filtered by each chapter's minimum)")
 endif()
@@ -16,7 +18,18 @@ endif()
 # of COURSE_CUDA_ARCHITECTURES) is empty or has an entry CMake and nvcc would not both take:
 # a compute capability written without its dot (89, 90, 100, 120), optionally with an `a`
 # (architecture-specific) and `-real` or `-virtual`.
+set(COURSE_LOWEST_ARCHITECTURE 75)
 function(course_validate_architectures list)
+  # The architectures nvcc knows: COURSE_NVCC_ARCHS (a test's stand-in, e.g. "compute_75;compute_90"),
+  # or nvcc --list-gpu-arch; unknown (no check) when neither is at hand.
+  set(known "${COURSE_NVCC_ARCHS}")
+  if(NOT known AND CMAKE_CUDA_COMPILER)
+    execute_process(COMMAND "${CMAKE_CUDA_COMPILER}" --list-gpu-arch OUTPUT_VARIABLE listed ERROR_QUIET
+                    RESULT_VARIABLE listed_rc)
+    if(listed_rc EQUAL 0)
+      string(REGEX MATCHALL "compute_[0-9]+" known "${listed}")
+    endif()
+  endif()
   set(forms "entries like 80, 89-real, 90-virtual or 90a-real (compute capability 8.9 is written 89)")
   if(list STREQUAL "")
     message(FATAL_ERROR "COURSE_CUDA_ARCHITECTURES is empty: it takes a ;-list of ${forms}")
@@ -29,6 +42,17 @@ function(course_validate_architectures list)
         set(hint "")
       endif()
       message(FATAL_ERROR "COURSE_CUDA_ARCHITECTURES entry '${entry}' is not valid${hint}; it takes a ;-list of ${forms}")
+    endif()
+    # An entry no chapter can use: below the lowest minimum of a chapter (01_sync_copy needs 7.5).
+    string(REGEX MATCH "^[0-9]+" number "${entry}")
+    if(number LESS COURSE_LOWEST_ARCHITECTURE)
+      message(FATAL_ERROR "COURSE_CUDA_ARCHITECTURES entry '${entry}' is below ${COURSE_LOWEST_ARCHITECTURE}, the lowest compute capability a chapter needs (7.5, chapter 01): no chapter can be built for it")
+    endif()
+    # An entry nvcc does not know (its --list-gpu-arch): the build would fail in nvcc.
+    if(known AND NOT "compute_${number}" IN_LIST known)
+      string(REPLACE "compute_" "" known_numbers "${known}")
+      string(REPLACE ";" ", " known_numbers "${known_numbers}")
+      message(FATAL_ERROR "COURSE_CUDA_ARCHITECTURES entry '${entry}' is not a compute capability this nvcc knows (it knows ${known_numbers})")
     endif()
   endforeach()
 endfunction()
