@@ -31,8 +31,9 @@ struct MbarrierModel {
   /// mbarrier.init with `count` expected arrivals per phase.
   void init(int count) { expected = pending = count; }
   /// mbarrier.arrive (`count` arrivals in one operation, 1 by default). Can complete the phase.
-  /// The hardware leaves it undefined when `count` exceeds the arrivals still pending (which can
-  /// happen only while bytes are outstanding): a protocol must never do that.
+  /// `count` must not exceed the arrivals still pending: the PTX ISA's pending count never goes
+  /// below zero, and a protocol that arrives beyond it (possible only while bytes are outstanding,
+  /// else the phase would have completed) has no defined result on the hardware.
   void arrive(int count = 1) {
     pending -= count;
     complete_if_done();

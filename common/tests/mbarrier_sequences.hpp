@@ -13,8 +13,8 @@
 //
 // Sequences cross phase boundaries: an operation after a completion counts in the next phase,
 // and the model must follow the hardware there too. The one thing a sequence never does is
-// arrive beyond the arrivals pending in the current phase (undefined behaviour in the PTX ISA;
-// possible only while bytes are outstanding): the generator tracks the phase on
+// arrive beyond the arrivals pending in the current phase (below the PTX ISA's range of the
+// pending count, so with no defined result; possible only while bytes are outstanding): the generator tracks the phase on
 // course::MbarrierModel and arrives only while it says arrivals are pending. Should the model
 // be wrong, the comparison stops at the first operation where it differs from the hardware,
 // before any later operation generated from its wrong state.
