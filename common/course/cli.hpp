@@ -33,11 +33,23 @@ class UsageError : public std::runtime_error {
 /// The largest --size any program accepts: 16 TiB.
 constexpr std::uint64_t kMaxSizeBytes = 16ull << 40;
 
-/// A command-line value as it is echoed in a message: at most 40 characters, the rest counted.
+/// A command-line value as it is echoed in a message: at most 40 characters, the rest counted;
+/// a byte outside printable ASCII (a control character, a zero-width space, a byte that is not
+/// UTF-8) is written as \xNN, so that nothing echoed is invisible and JSON output stays valid.
 inline std::string shown(const std::string& value) {
   constexpr std::size_t kShown = 40;
-  if (value.size() <= kShown) return value;
-  return value.substr(0, kShown) + "... (" + std::to_string(value.size()) + " characters)";
+  std::string visible;
+  for (std::size_t i = 0; i < value.size() && i < kShown; ++i) {
+    const auto byte = static_cast<unsigned char>(value[i]);
+    if (byte >= 0x20 && byte < 0x7f) {
+      visible += value[i];
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      visible += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+    }
+  }
+  if (value.size() <= kShown) return visible;
+  return visible + "... (" + std::to_string(value.size()) + " characters)";
 }
 
 /// Output format of a chapter's report.
@@ -122,9 +134,11 @@ inline Options parse_options(const std::vector<std::string>& args) {
       if (earlier == canonical) throw UsageError(canonical + " is given twice: each option may appear once");
     }
     seen.push_back(canonical);
-    if (key == "--help" || key == "-h") {
+    if ((key == "--bench" || key == "--help" || key == "-h") && has_value) {
+      throw UsageError(key + " takes no value: write " + key + ", not " + shown(arg));
+    } else if (key == "--help" || key == "-h") {
       opts.help = true;
-    } else if (key == "--bench" && !has_value) {
+    } else if (key == "--bench") {
       opts.bench = true;
     } else if (key == "--variant") {
       need_value();

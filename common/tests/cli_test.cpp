@@ -73,6 +73,31 @@ course::Options resolve(std::vector<const char*> args) {
                                  course::variant_infos(kTable));
 }
 
+TEST(HostCli, AValueOnAFlagWithoutOneSaysSo) {
+  for (const char* arg : {"--bench=1", "--help=yes", "-h=1"}) {
+    try {
+      parse_options({arg});
+      ADD_FAILURE() << arg << " was accepted";
+    } catch (const UsageError& error) {
+      EXPECT_NE(std::string(error.what()).find("takes no value"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(HostCli, EchoedValuesShowInvisibleAndNonUtf8Bytes) {
+  // A zero-width space after a variant name, and a byte that is not UTF-8: both visible, all ASCII.
+  EXPECT_EQ(course::shown("parity\xe2\x80\x8b"), "parity\\xe2\\x80\\x8b");
+  EXPECT_EQ(course::shown("a\xff" "b\tc"), "a\\xffb\\x09c");
+  try {
+    parse_options({"--format=js\xffon"});
+    ADD_FAILURE() << "a bad format was accepted";
+  } catch (const UsageError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("js\\xffon"), std::string::npos) << message;
+    for (char c : message) EXPECT_LT(static_cast<unsigned char>(c), 0x80u) << message;
+  }
+}
+
 TEST(HostCli, ResolvesDefaultsPerMode) {
   EXPECT_EQ(resolve({}).size_bytes, 4096u);
   EXPECT_EQ(resolve({"--bench"}).size_bytes, 1u << 20);
