@@ -7,12 +7,11 @@
 //     an SM held at once are measured, for eight carveout settings and the three cache configs,
 //     next to the model and the occupancy API;
 //   the gather sweep: a kernel that uses no shared memory and lives on L1 hits (32 gathers per
-//     output from a 128 KiB table) under MaxL1, no preference, 25 %, 50 % and MaxShared;
+//     output from a 128 KiB table) under MaxL1, 50 % and MaxShared;
 //   the switching study: the copy (wants shared memory) and the gather (wants L1) alternate,
 //     their wishes stated as a hint (cudaFuncSetAttribute) or with cudaFuncSetCacheConfig, the
-//     same 32 launches interleaved, grouped, or on two streams.
-// Every row is verified bit for bit before it is timed, as in the lesson; copy_max_shared re-runs
-// the lesson's variant for the sums the switch rows are compared with.
+//     same 32 launches interleaved or (with cudaFuncSetCacheConfig) grouped.
+// Every row is verified bit for bit before it is timed, as in the lesson.
 // Hardware: compute capability 8.0+, as the lesson.
 // Run: build/11_carveout/carveout_lab [--bench] [--variant=NAME] [--size=N]
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/03-advanced/advanced-kernel-programming.html#configuring-l1-shared-memory-balance
@@ -20,7 +19,7 @@
 // API: cudaFuncSetCacheConfig  https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__EXECUTION.html
 //      cuda::ptx::get_sreg_smid / get_sreg_globaltimer
 //        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/special_registers.html
-#include "carveout.cu"  // the lesson: the batch, staged_copy_kernel, prefer_carveout, launch_resident, the launchers
+#include "carveout.cu"  // the lesson: the copy loop, prefer_carveout, launch_resident, launchers
 
 #include <cuda/ptx>
 
@@ -149,26 +148,12 @@ void print_residency(std::ostream& log) {
 
 // ---- The copy, once per API: the lesson's staged_copy_kernel<1> -------------------------------
 
-// Line for line the lesson's staged_copy_kernel, with the API tag that keeps the switching
-// study's settings apart from each other and from the lesson's.
+// The lesson's copy loop in a kernel of its own for each API, so that the switching study's
+// settings stay apart from each other and from the lesson's (a carveout belongs to a function).
 template <int kStepBatches, Api kApi>
-__global__ void staged_copy_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_steps) {
-  extern __shared__ uint4 smem_step_raw[];  // [kStepBatches][kBatchElems] uint32: sized at launch
-  auto* smem_step = reinterpret_cast<std::uint32_t*>(smem_step_raw);
-  constexpr int kStepElems = kStepBatches * kBatchElems;
-  cg::thread_block block = cg::this_thread_block();
-  for (std::size_t step = blockIdx.x; step < num_steps; step += gridDim.x) {
-    cg::memcpy_async(block, smem_step, gmem_in + step * kStepElems,
-                     cuda::aligned_size_t<16>(std::size_t{kStepElems} * sizeof(std::uint32_t)));
-    cg::wait(block);  // this thread's copies landed, then the block joins: the whole step is visible
-    for (int i = threadIdx.x; i < kStepElems; i += blockDim.x) {
-      const std::uint32_t* batch = smem_step + (i / kBatchElems) * kBatchElems;
-      const int k = i % kBatchElems;
-      gmem_out[step * kStepElems + i] =
-          smooth(batch[(k - 1) & (kBatchElems - 1)], batch[k], batch[(k + 1) & (kBatchElems - 1)]);
-    }
-    block.sync();  // the step is no longer read when the next copy overwrites it
-  }
+__global__ void staged_copy_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                                   std::size_t num_steps) {
+  ::copy_and_compute_steps<kStepBatches>(gmem_in, gmem_out, num_steps);
 }
 
 // ---- The L1-bound kernel: repeated gathers from a 128 KiB read-only table -----------------
@@ -251,19 +236,14 @@ struct Work {
 };
 
 template <Api kApi>
-void enqueue_copy(const Work& w, cudaStream_t stream = 0) {
-  launch_resident(staged_copy_kernel<1, kApi>, kBatchBytes, w.num_batches, stream, w.copy_in, w.copy_out,
+void enqueue_copy(const Work& w) {
+  launch_resident(staged_copy_kernel<1, kApi>, kBatchBytes, w.num_batches, 0, w.copy_in, w.copy_out,
                   w.num_batches);
 }
 template <Api kApi>
-void enqueue_gather(const Work& w, cudaStream_t stream = 0) {
-  launch_resident(gather_kernel<kApi>, 0, (w.num_lanes + kBlockThreads - 1) / kBlockThreads, stream, w.table,
+void enqueue_gather(const Work& w) {
+  launch_resident(gather_kernel<kApi>, 0, (w.num_lanes + kBlockThreads - 1) / kBlockThreads, 0, w.table,
                   w.gather_out, w.num_lanes, w.first_lane);
-}
-
-// The lesson's copy_max_shared, through the lesson's launcher.
-void launch_lesson_copy(const Work& w) {
-  ::launch_copy<cudaSharedmemCarveoutMaxShared>(w.copy_in, w.copy_out, w.num_batches);
 }
 
 template <int kCarveout>
@@ -288,7 +268,7 @@ void state_opposite_wishes() {
   }
 }
 
-enum class Order { interleaved, grouped, two_streams };
+enum class Order { interleaved, grouped };
 
 template <Api kApi, Order kOrder>
 void launch_switch(const Work& w) {
@@ -298,31 +278,9 @@ void launch_switch(const Work& w) {
       enqueue_copy<kApi>(w.piece(p, kSwitchPieces));
       enqueue_gather<kApi>(w.piece(p, kSwitchPieces));
     }
-  } else if constexpr (kOrder == Order::grouped) {  // all copies, then all gathers
+  } else {  // all copies, then all gathers
     for (int p = 0; p < kSwitchPieces; ++p) enqueue_copy<kApi>(w.piece(p, kSwitchPieces));
     for (int p = 0; p < kSwitchPieces; ++p) enqueue_gather<kApi>(w.piece(p, kSwitchPieces));
-  } else {  // copies on one stream, gathers on another: free to run at the same time
-    // Created once and kept for the life of the process: timed runs repeat the sequence.
-    static cudaStream_t copies = nullptr, gathers = nullptr;
-    static cudaEvent_t fork = nullptr, copies_done = nullptr, gathers_done = nullptr;
-    if (copies == nullptr) {
-      COURSE_CHECK(cudaStreamCreateWithFlags(&copies, cudaStreamNonBlocking));
-      COURSE_CHECK(cudaStreamCreateWithFlags(&gathers, cudaStreamNonBlocking));
-      for (cudaEvent_t* e : {&fork, &copies_done, &gathers_done}) {
-        COURSE_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
-      }
-    }
-    COURSE_CHECK(cudaEventRecord(fork, 0));  // both streams start after earlier work on the default stream
-    COURSE_CHECK(cudaStreamWaitEvent(copies, fork));
-    COURSE_CHECK(cudaStreamWaitEvent(gathers, fork));
-    for (int p = 0; p < kSwitchPieces; ++p) {
-      enqueue_copy<kApi>(w.piece(p, kSwitchPieces), copies);
-      enqueue_gather<kApi>(w.piece(p, kSwitchPieces), gathers);
-    }
-    COURSE_CHECK(cudaEventRecord(copies_done, copies));  // the default stream (and the timing) waits for both
-    COURSE_CHECK(cudaEventRecord(gathers_done, gathers));
-    COURSE_CHECK(cudaStreamWaitEvent(0, copies_done));
-    COURSE_CHECK(cudaStreamWaitEvent(0, gathers_done));
   }
 }
 /// [switch]
@@ -337,28 +295,17 @@ struct Variant {
   bool gathers;  // writes the gather output
 };
 const Variant kVariants[] = {
-    {"copy_max_shared", "the lesson's copy_max_shared, for the sums the switch rows compare with",
-     &launch_lesson_copy, true, false},
-    {"gather_max_l1", "gathers from a 128 KiB table, carveout MaxL1", &launch_gather_under<cudaSharedmemCarveoutMaxL1>,
-     false, true},
-    {"gather_default", "the same gathers, no preference", &launch_gather_under<cudaSharedmemCarveoutDefault>, false,
-     true},
-    {"gather_pct25", "the same gathers, carveout 25%", &launch_gather_under<25>, false, true},
+    {"gather_max_l1", "gathers from a 128 KiB table, carveout MaxL1",
+     &launch_gather_under<cudaSharedmemCarveoutMaxL1>, false, true},
     {"gather_pct50", "the same gathers, carveout 50%", &launch_gather_under<50>, false, true},
-    {"gather_max_shared", "the same gathers, carveout MaxShared", &launch_gather_under<cudaSharedmemCarveoutMaxShared>,
-     false, true},
+    {"gather_max_shared", "the same gathers, carveout MaxShared",
+     &launch_gather_under<cudaSharedmemCarveoutMaxShared>, false, true},
     {"switch_hint_interleaved", "copy(MaxShared) and gather(MaxL1) hints, alternating",
      &launch_switch<Api::attribute, Order::interleaved>, true, true},
-    {"switch_hint_grouped", "the same launches, all copies then all gathers",
-     &launch_switch<Api::attribute, Order::grouped>, true, true},
-    {"switch_hint_streams", "the same launches on two streams", &launch_switch<Api::attribute, Order::two_streams>,
-     true, true},
     {"switch_config_interleaved", "cudaFuncSetCacheConfig PreferShared / PreferL1, alternating",
      &launch_switch<Api::cache_config, Order::interleaved>, true, true},
     {"switch_config_grouped", "the same launches, all copies then all gathers",
      &launch_switch<Api::cache_config, Order::grouped>, true, true},
-    {"switch_config_streams", "the same launches on two streams",
-     &launch_switch<Api::cache_config, Order::two_streams>, true, true},
 };
 
 // ---- Problem, verify(), run() -----------------------------------------------------------------
@@ -421,9 +368,9 @@ course::ChapterInfo chapter_info() {
   info.title = "11 carveout lab: residency, an L1-bound gather, kernels with opposite wishes";
   info.explanation =
       "What the SMs held under eight carveouts and three cache configs (a residency probe, next to\n"
-      "the model and the occupancy API); an L1-bound gather from a 128 KiB table under five\n"
+      "the model and the occupancy API); an L1-bound gather from a 128 KiB table under three\n"
       "carveouts; and the copy (wants shared memory) alternating with the gather (wants L1), their\n"
-      "wishes stated as a hint or with cudaFuncSetCacheConfig, interleaved, grouped or on two streams.";
+      "wishes stated as a hint or with cudaFuncSetCacheConfig, interleaved or grouped.";
   return info;
 }
 
