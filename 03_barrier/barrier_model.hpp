@@ -50,7 +50,12 @@ struct BarrierModel {
   // `n` copies land: their asynchronous arrivals (with or without .noinc).
   void copies_land(int n) { arrive(n); }
   // 9.0: mbarrier.expect_tx before a bulk copy, and the bytes the copy writes (complete_tx).
-  void expect_tx(int bytes) { tx_bytes += bytes; }
+  // An expect-tx can complete the phase too: when every arrival is in and the bytes landed first,
+  // it brings the count back to zero (Sm90_MbarrierOracle checks this on the hardware).
+  void expect_tx(int bytes) {
+    tx_bytes += bytes;
+    complete_if_done();
+  }
   void bytes_land(int bytes) {
     tx_bytes -= bytes;
     complete_if_done();
