@@ -37,6 +37,15 @@ page, its line and the marker: nothing is written and the exit status is 1. Mark
 program with no report in RESULTS_DIR (a chapter not run, a program that skipped) keep their
 numbers, as its table does.
 
+One GPU's column per device: a table holds the measurements of the GPU its page was written from
+(the one-device form: GB/s, ratio, median time). A run on another GPU adds that GPU's GB/s and ratio
+columns beside them, each headed with the GPU's label (H100, H200, ...), and a line per GPU saying
+what it was; a later run on a GPU replaces only that GPU's columns. The rows are the run's variants.
+Inline value markers written without a device keep the page's own GPU's numbers: they are written
+only from a run on the GPU of their table's first column; `<!-- value:PROGRAM:VARIANT:FIELD:H200 -->`
+is written only from a run on an H200. The chart shows each variant's bar per GPU, the others
+marked with their label.
+
 All or nothing: every report, ncu log and page is read and checked first (the root is the course's
 repository, each report names an existing chapter and program, is a UTF-8 file whose numbers
 parse); any problem is one line on stderr naming the file and the field, the exit status is 1 and
@@ -66,7 +75,9 @@ BASELINE = "cudaMemcpy_d2d"
 # How the results table writes each measured column; an inline value is written the same way.
 FORMATS = {"gbps": "{:.1f}", "ratio_to_memcpy": "{:.2f}", "median_ms": "{:.3f}"}
 # An inline value: the marker and the number directly after it (see the docstring).
-VALUE = re.compile(r"<!-- value:([A-Za-z0-9_]+):([A-Za-z0-9_]+):([A-Za-z0-9_]+) -->(\d+(?:\.\d+)?)?")
+# A marker may name a device (<!-- value:PROGRAM:VARIANT:FIELD:H200 -->): filled only from a run on it.
+VALUE = re.compile(r"<!-- value:([A-Za-z0-9_]+):([A-Za-z0-9_]+):([a-z0-9_]+)(?::([A-Z][A-Za-z0-9]*))? -->"
+                   r"(\d+(?:\.\d+)?)?")
 VALUE_START = re.compile(r"<!--\s*/?\s*value\b")  # anything that looks like a marker, well formed or not
 # The field a marker names, and the column of the report it comes from.
 FIELDS = {"ratio": "ratio_to_memcpy", "gbps": "gbps", "median_ms": "median_ms"}
@@ -142,6 +153,99 @@ def short_device(device):
     return (device or "unrecorded device").split(" (")[0]
 
 
+def device_label(device):
+    """A GPU's short label for a column header: "NVIDIA H100 80GB HBM3 (...)" -> "H100"."""
+    name = short_device(device)
+    match = re.search(r"\b([A-Z]{1,3}\d{2,4}[A-Za-z]*)\b", name)
+    return match.group(1) if match else re.sub(r"^NVIDIA\s+", "", name).strip() or "GPU"
+
+
+class Column:
+    """One device's measurements in a results table: its label, device line, size text, iterations,
+    and {variant: (GB/s, ratio, median ms or "")} as the table writes them."""
+
+    def __init__(self, label, device, sizes, iters, values):
+        self.label, self.device, self.sizes, self.iters, self.values = label, device, sizes, iters, values
+
+
+def column_of_run(device, iters, rows):
+    sizes = ", ".join(dict.fromkeys(human_size(int(row["size_bytes"])) for row in rows))
+    values = {row["variant"]: (formatted(row, "gbps"), formatted(row, "ratio_to_memcpy"), formatted(row, "median_ms"))
+              for row in rows}
+    return Column(device_label(device), device, sizes, iters, values), [row["variant"] for row in rows]
+
+
+def parse_block(text, begin_marker, end_marker):
+    """The columns and the variant order of an existing results table (either form), or ([], [])."""
+    lines = [line.strip() for line in text.splitlines()]
+    if begin_marker not in lines or end_marker not in lines[lines.index(begin_marker) + 1:]:
+        return [], []
+    block = lines[lines.index(begin_marker) + 1: lines.index(end_marker, lines.index(begin_marker) + 1)]
+    table = [line for line in block if line.startswith("|")]
+    if len(table) < 3:
+        return [], []
+    header = [cell.strip() for cell in table[0].strip("|").split("|")]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table[2:]]
+    variant_of = lambda cell: BASELINE if cell.startswith("cudaMemcpy D2D") else cell.strip("`")  # noqa: E731
+    order = [variant_of(row[0]) for row in rows]
+    footer = " ".join(line for line in block if line and not line.startswith("|"))
+    if header[1:] == ["GB/s", "× cudaMemcpy D2D", "median ms"]:
+        match = re.search(r"Measured on (.*?), size ([^;]*?)(?:, median of (\d+) runs)?; GB/s", footer)
+        if not match:
+            return [], []
+        values = {variant_of(row[0]): (row[1], row[2], row[3]) for row in rows if len(row) >= 4}
+        return [Column(device_label(match.group(1)), match.group(1), match.group(2),
+                       int(match.group(3)) if match.group(3) else None, values)], order
+    labels = [cell[: -len(" GB/s")] for cell in header[1::2] if cell.endswith(" GB/s")]
+    columns = []
+    for k, label in enumerate(labels):
+        match = re.search(r"- \*\*" + re.escape(label) + r"\*\*: (.*?), size ([^;]*?)(?:, median of (\d+) runs)?\.(?: |$)",
+                          "\n".join(block), re.M)
+        device, sizes, iters = (match.group(1), match.group(2), int(match.group(3)) if match.group(3) else None) \
+            if match else (label, "", None)
+        values = {variant_of(row[0]): (row[1 + 2 * k], row[2 + 2 * k], "") for row in rows
+                  if len(row) > 2 + 2 * k and row[1 + 2 * k] != "—"}
+        columns.append(Column(label, device, sizes, iters, values))
+    return columns, order
+
+
+def merge_columns(old_columns, new_column):
+    """The table's columns after a run: the run's device replaces its own column and keeps the others'."""
+    merged = [column for column in old_columns if column.label != new_column.label]
+    index = next((i for i, c in enumerate(old_columns) if c.label == new_column.label), len(merged))
+    merged.insert(index, new_column)
+    return merged
+
+
+def table_block(columns, order):
+    """The results table: the one-device form (with the median time), or one GB/s and one ratio
+    column per device, each labelled with its device, and a line per device saying what it was."""
+    if len(columns) == 1:
+        column = columns[0]
+        lines = ["| variant | GB/s | × cudaMemcpy D2D | median ms |", "| --- | ---: | ---: | ---: |"]
+        for variant in order:
+            gbps, ratio, ms = column.values[variant]
+            name = "cudaMemcpy D2D (baseline)" if variant == BASELINE else f"`{variant}`"
+            lines.append(f"| {name} | {gbps} | {ratio} | {ms} |")
+        runs = f", median of {column.iters} runs" if column.iters else ""
+        return lines + ["", f"Measured on {column.device or 'an unrecorded device'}, size {column.sizes}{runs}; "
+                        "GB/s counts bytes read plus bytes written. Regenerate with `scripts/update_results.py <dir>` "
+                        "after `scripts/gpu_check.sh <dir>`."]
+    head = "| variant | " + " | ".join(f"{c.label} GB/s | {c.label} × cudaMemcpy" for c in columns) + " |"
+    lines = [head, "| --- |" + " ---: | ---: |" * len(columns)]
+    for variant in order:
+        name = "cudaMemcpy D2D (baseline)" if variant == BASELINE else f"`{variant}`"
+        cells = " | ".join(" | ".join(c.values[variant][:2]) if variant in c.values else "— | —" for c in columns)
+        lines.append(f"| {name} | {cells} |")
+    lines.append("")
+    for c in columns:
+        runs = f", median of {c.iters} runs" if c.iters else ""
+        lines.append(f"- **{c.label}**: {c.device}, size {c.sizes}{runs}.")
+    return lines + ["", "GB/s counts bytes read plus bytes written; each ratio is to `cudaMemcpy` device-to-device "
+                    "on the same GPU in the same run. A run replaces its own GPU's columns and keeps the others "
+                    "(`scripts/update_results.py <dir>` after `scripts/gpu_check.sh <dir>`)."]
+
+
 def results_block(device, iters, rows):
     lines = ["| variant | GB/s | × cudaMemcpy D2D | median ms |", "| --- | ---: | ---: | ---: |"]
     for row in rows:
@@ -172,12 +276,17 @@ def chapter_programs(folder):
     return programs
 
 
-def fill_values(text, page, programs, rows_of):
+def fill_values(text, page, programs, rows_of, labels_of=None, home_of=None):
     """Writes the measured number after every inline value marker of a page.
 
     programs: every program of the chapter; rows_of: {program: {variant: row}} for those measured
-    in this run (the others keep their numbers). Returns (new text, errors, changes, kept): an
-    error, a change (a stale number) and a kept marker are one line each, naming page and line."""
+    in this run (the others keep their numbers); labels_of: {program: the run's device label};
+    home_of: {program: the device label of the first column of its results table}. A marker that
+    names a device is written only from a run on that device; one that names none only from a run on
+    its table's first device (the page's own measurements), or where the program has no table yet.
+    Returns (new text, errors, changes, kept): an error, a change (a stale number) and a kept marker
+    are one line each, naming page and line."""
+    labels_of, home_of = labels_of or {}, home_of or {}
     errors, changes, kept, out = [], [], [], []
     for number, line in enumerate(text.split("\n"), 1):
         where = f"{page}:{number}"
@@ -193,7 +302,7 @@ def fill_values(text, page, programs, rows_of):
                               "directly followed by the number")
 
         def substitute(match):
-            program, variant, field, old = match.groups()
+            program, variant, field, label, old = match.groups()
             marker = match.group(0)[: len(match.group(0)) - len(old or "")]
             problem = None
             other = field[len(SPEEDUP):] if field.startswith(SPEEDUP) else None
@@ -212,7 +321,10 @@ def fill_values(text, page, programs, rows_of):
             if problem:
                 errors.append(f"{where}: {marker}: {problem}")
                 return match.group(0)
-            if program not in rows_of:
+            run_label = labels_of.get(program)
+            other_device = (label is not None and label != run_label) or \
+                (label is None and home_of.get(program) not in (None, run_label))
+            if program not in rows_of or other_device:
                 kept.append(f"{where}: {marker}{old}")
                 return match.group(0)
             if other:  # how many times faster than the other row: its time over this row's
@@ -299,8 +411,12 @@ def bar_chart(title, bars, note):
     height = top + row_h * len(bars) + 40
     colours = {"lesson": "#76b900", "lab": "#4f8fc0", "library": "#b07cc6"}
     esc = lambda t: html.escape(t, quote=False)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 70}" height="{height}" '
-           f'font-family="sans-serif" font-size="12">',
+    width = label_w + bar_w + 70
+    # A viewBox and a relative width: the chart scales to its column; an opaque background keeps the
+    # dark labels readable in a dark theme.
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
+           f'style="max-width:{width}px" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
            f'<text x="8" y="20" font-size="14" font-weight="bold">{esc(title)}</text>',
            f'<text x="8" y="36" fill="#555">{esc(note)}</text>']
     for i, (label, ratio, kind) in enumerate(bars):
@@ -441,11 +557,21 @@ def plan(args):
             if measured:
                 print(f"{folder}: no README.md at {args.root / folder / 'README.md'}; skipped")
             continue
+        # Which device each measured program's table already holds first (its page's own numbers),
+        # and the run's device: an unnamed value marker is written only from a run on the former.
+        labels_of, home_of = {}, {}
+        for program, device, iters, rows in measured:
+            key = program or (programs[0] if programs else rows[0]["chapter"])
+            begin, end = (f"<!-- results:begin {program} -->", f"<!-- results:end {program} -->") if program else (BEGIN, END)
+            name = page_with(olds, begin, end)
+            columns = parse_block(olds[name], begin, end)[0] if name else []
+            labels_of[key] = device_label(device)
+            home_of[key] = columns[0].label if columns else None
         # The values first, so that an error names the line of the page as it is.
         news, errors, kept = {}, [], []
         for name, old in olds.items():
             news[name], page_errors, page_changes, page_kept = fill_values(
-                old, f"{folder}/{name}", set(programs) | set(rows_of), rows_of)
+                old, f"{folder}/{name}", set(programs) | set(rows_of), rows_of, labels_of, home_of)
             errors, changes, kept = errors + page_errors, changes + page_changes, kept + page_kept
         if errors:
             problems += errors
@@ -458,7 +584,20 @@ def plan(args):
             if name is None:
                 print(f"{chapter}: {pages_named} has no '{begin}' ... '{end}' lines; table not written")
                 continue
-            news[name] = replace_block(news[name], results_block(device, iters, rows), begin, end)
+            # The run's device replaces its own columns; another device's columns stay beside them.
+            old_columns, _ = parse_block(news[name], begin, end)
+            run_column, order = column_of_run(device, iters, rows)
+            columns = merge_columns(old_columns, run_column)
+            news[name] = replace_block(news[name], table_block(columns, order), begin, end)
+            kind_of = lambda variant: "library" if "cublas" in variant else ("lab" if program.endswith("_lab") else "lesson")  # noqa: E731
+            for column in columns:
+                if column.label == run_column.label:
+                    continue
+                for variant in order:
+                    if variant != BASELINE and variant in column.values:
+                        label = (f"{program}: " if program and not program.endswith("_lab") else "") + variant
+                        bars_of.setdefault(folder, []).append(
+                            (label, float(column.values[variant][1]), kind_of(variant), column.device))
             metrics_file = args.root / folder / "ncu_metrics.txt"
             if not program and metrics_file.is_file():
                 try:
@@ -494,11 +633,18 @@ def plan(args):
         order = {"lesson": 0, "library": 1, "lab": 2}
         # A program measured on another device than the lesson's is marked on its bars: each ratio
         # is to cudaMemcpy on its own device, in its own run.
-        bars = [(label if device == device_of.get(folder) else f"{label} [{short_device(device)}]", ratio, kind)
-                for label, ratio, kind, device in sorted(bars, key=lambda b: order[b[2]])]
-        note = f"x cudaMemcpy device-to-device, same run; {device_of.get(folder) or 'unrecorded device'}"
+        home = device_of.get(folder)
+        first_at = {}
+        for index, (label, _, _, device) in enumerate(bars):
+            first_at.setdefault(label, index)
+        # Each variant's bars together: the run's device first, then other devices' measurements of it.
+        ranked = sorted(bars, key=lambda b: (order[b[2]], first_at[b[0]], b[3] != home))
+        bars = [(label if device == home else f"{label} [{device_label(device)}]", ratio, kind)
+                for label, ratio, kind, device in ranked]
+        note = f"x cudaMemcpy device-to-device, same run; {home or 'unrecorded device'}"
         if any(label.endswith("]") for label, _, _ in bars):
-            note = f"x cudaMemcpy device-to-device, same run; [..]: another device; {short_device(device_of.get(folder))}"
+            note = (f"x cudaMemcpy device-to-device on the same GPU, same run; unmarked: {device_label(home)}; "
+                    "[..]: that GPU")
         charts[args.root / folder / "figures" / f"results_{folder}.svg"] = bar_chart(
             f"{folder}: bandwidth of every variant", bars, note[:110])
         own = [b for b in bars if b[2] != "library"]

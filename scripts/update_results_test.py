@@ -53,6 +53,55 @@ class Fixture(unittest.TestCase):
                               capture_output=True, text=True)
 
 
+class DeviceColumns(Fixture):
+    """A page measured on one GPU keeps its numbers when another GPU's run is written beside them."""
+
+    H100 = ("# NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs)\n# iters=20\n")
+    H200 = ("# NVIDIA H200 (compute capability 9.0, 132 SMs)\n# iters=20\n")
+
+    def write_reports(self, device, lesson_rows=LESSON_ROWS):
+        (self.results / "bench_01_demo.csv").write_text(device + HEADER + lesson_rows + "# status=passed\n")
+        (self.results / "bench_01_demo.demo_lab.csv").write_text(device + HEADER + LAB_ROWS + "# status=passed\n")
+
+    def test_a_run_on_another_gpu_adds_its_columns_and_keeps_the_first_gpus_numbers(self):
+        self.write_reports(self.H100)
+        self.readme.write_text(page("On the H100 <!-- value:demo:fast:ratio -->0.50; on the H200 "
+                                    "<!-- value:demo:fast:ratio:H200 -->0.50."))
+        self.assertEqual(self.run_script().returncode, 0)
+        h100_page = self.readme.read_text()
+        self.assertIn("| `fast` | 2858.4 | 0.99 | 0.751 |", h100_page)  # one GPU: the one-device form
+        self.assertIn("on the H200 <!-- value:demo:fast:ratio:H200 -->0.50.", h100_page)  # not from an H100 run
+        faster = LESSON_ROWS.replace("0.7512,2858.37,0.9876", "0.5,4294.97,0.9712")
+        self.write_reports(self.H200, faster)
+        result = self.run_script()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = self.readme.read_text()
+        self.assertIn("| variant | H100 GB/s | H100 × cudaMemcpy | H200 GB/s | H200 × cudaMemcpy |", text)
+        self.assertIn("| `fast` | 2858.4 | 0.99 | 4295.0 | 0.97 |", text)
+        self.assertIn("- **H100**: NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs), size 1 GiB, median of 20 runs.", text)
+        self.assertIn("- **H200**: NVIDIA H200 (compute capability 9.0, 132 SMs), size 1 GiB, median of 20 runs.", text)
+        self.assertIn("On the H100 <!-- value:demo:fast:ratio -->0.99;", text)  # the page's own GPU: kept
+        self.assertIn("on the H200 <!-- value:demo:fast:ratio:H200 -->0.97.", text)
+        chart = (self.root / "01_demo" / "figures" / "results_01_demo.svg").read_text()
+        self.assertIn(">fast<", chart)
+        self.assertIn(">fast [H100]<", chart)
+        # The same H200 run again changes nothing; a new H200 run replaces only the H200 columns.
+        self.assertEqual(self.run_script("--check").returncode, 0)
+        self.write_reports(self.H200, LESSON_ROWS.replace("0.7512,2858.37,0.9876", "0.6,3579.14,0.9800"))
+        self.assertEqual(self.run_script().returncode, 0)
+        self.assertIn("| `fast` | 2858.4 | 0.99 | 3579.1 | 0.98 |", self.readme.read_text())
+
+    def test_a_variant_the_new_run_no_longer_has_leaves_the_table(self):
+        self.write_reports(self.H100)
+        self.readme.write_text(page("Text."))
+        self.assertEqual(self.run_script().returncode, 0)
+        self.write_reports(self.H200, LESSON_ROWS.replace("demo,slow,1073741824,1,1.5,1431.66,0.4946\n", ""))
+        self.assertEqual(self.run_script().returncode, 0)
+        text = self.readme.read_text()
+        self.assertNotIn("`slow`", text)
+        self.assertIn("| cudaMemcpy D2D (baseline) | 2894.2 | 1.00 | 2894.2 | 1.00 |", text)
+
+
 class UpdateResults(Fixture):
     def test_values_are_written_as_the_table_writes_them(self):
         self.readme.write_text(page(
@@ -146,7 +195,7 @@ class UpdateResults(Fixture):
         chart = (self.root / "01_demo" / "figures" / "results_01_demo.svg").read_text()
         self.assertIn("fast_s1 [Other GPU]", chart)
         self.assertIn(">fast<", chart)  # the lesson's bars carry no mark: the chart's device is the lesson's
-        self.assertIn("[..]: another device; Demo GPU", chart)
+        self.assertIn("unmarked: Demo GPU; [..]: that GPU", chart)
         self.assertIn("Measured on Other GPU", self.readme.read_text())
 
     def test_one_device_marks_nothing(self):
