@@ -2,24 +2,26 @@
 # Measures how long a student waits on a GPU machine, for the instructor's tables
 # (docs/grading.md, docs/cluster.md through scripts/course_plan.py):
 #
-#   scripts/course_times.sh BUILD OUTDIR [--programs] [--weeks=LIST]
+#   scripts/course_times.sh BUILD OUTDIR [--programs[=KEYS]] [--weeks=LIST]
 #
 #   --programs     runs every lesson and lab of BUILD (a configured and built tree: its
 #                  course_programs.txt) with --bench --format=csv, as gpu_check.sh's bench step does,
-#                  into OUTDIR/bench_<key>.csv, and records each run's seconds
+#                  into OUTDIR/bench_<key>.csv, and records each run's seconds; =KEYS (comma-separated
+#                  program keys, e.g. 01_sync_copy,01_sync_copy.sync_copy_lab) runs only those
 #   --weeks=LIST   grades the students' copy (scripts/student_tree.py: untouched starters) one week
 #                  of the six-week plan at a time with slurm/grade.sh, e.g. --weeks=1,2,3, and
 #                  records each week's seconds (build included)
 # Writes OUTDIR/lab_times.csv (program,seconds,gpu), the format scripts/course_plan.py reads from
 # docs/lab_times.csv. The GPU is the first one visible (CUDA_VISIBLE_DEVICES).
 set -uo pipefail
-usage() { echo "usage: $0 BUILD OUTDIR [--programs] [--weeks=LIST]" >&2; exit 2; }
+usage() { echo "usage: $0 BUILD OUTDIR [--programs[=KEYS]] [--weeks=LIST]" >&2; exit 2; }
 [[ $# -ge 3 ]] || usage
 build=$1 out=$2; shift 2
-programs=0 weeks=""
+programs=0 weeks="" only=""
 for arg in "$@"; do
   case "$arg" in
     --programs) programs=1 ;;
+    --programs=*) programs=1 only=${arg#--programs=} ;;
     --weeks=*) weeks=${arg#--weeks=}
       [[ $weeks =~ ^[1-6](,[1-6])*$ ]] || { echo "--weeks takes week numbers 1 to 6, comma-separated; got '$weeks'" >&2; exit 2; } ;;
     *) usage ;;
@@ -39,6 +41,7 @@ if ((programs)); then
   while read -r chapter kind name target path; do
     [[ $kind == lesson || $kind == lab ]] || continue
     if [[ $kind == lesson && -z ${seen[$chapter]:-} ]]; then key=$chapter; seen[$chapter]=1; else key=$chapter.$name; fi
+    [[ -z $only || ,$only, == *,$key,* ]] || continue
     start=$(date +%s.%N)
     "$path" --bench --format=csv >"$out/bench_$key.csv" 2>"$out/bench_$key.log"
     rc=$?
