@@ -47,7 +47,69 @@ constexpr std::uint32_t kDefaultPanelBytes = kPanelTiles * kPanelTileBytes;  // 
 static_assert(kStages * kPanelTileBytes <= 48 * 1024, "the ring fits in static shared memory (48 KiB)");
 static_assert(kPanelTileBytes % sizeof(uint4) == 0, "the consumers read a stage 16 bytes at a time");
 
-// ---- The kernel ------------------------------------------------------------------------------
+// ---- The minimal kernel: one multicast copy per tile, a cluster of 2 -----------------------------
+
+/// [minimal]
+// Every block adds up the whole panel. Block 0 of each cluster of 2 copies each tile once, into
+// the shared memory of both blocks; one stage, and a cluster barrier as the "slot is free" signal.
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kConsumerThreads)
+    minimal_multicast_kernel(const std::uint32_t* gmem_panel, std::uint32_t* gmem_out, BulkShape shape) {
+  // Static shared memory: the same offsets in both blocks, where the multicast writes and signals.
+  __shared__ alignas(128) std::uint32_t smem_tile[kPanelTileWords];  // one 16 KiB tile
+  __shared__ alignas(8) std::uint64_t full_bar;                      // phase i: tile i landed here
+  cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x == 0) {
+    ptx::mbarrier_init(&full_bar, 1u);  // one arrival: this block's own arrive.expect_tx
+    // Release the init at cluster scope: the peer's copy will signal this barrier.
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
+  cluster.sync();  // both barriers initialised before block 0 copies into either
+  uint4 sum = make_uint4(0u, 0u, 0u, 0u);
+  for (int tile = 0; tile < bulk_panel_tiles(shape.panel_bytes); ++tile) {
+    const std::uint32_t tile_bytes = bulk_tile_bytes(shape.panel_bytes, tile);  // less at the end
+    if (threadIdx.x == 0) {
+      // Each block expects the bytes that land in IT, though only block 0 copies them.
+      (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                                           &full_bar, tile_bytes);
+      if (cluster.block_rank() == 0) {  // one copy, ctaMask 0b11: into block 0 and block 1
+        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, smem_tile,
+                           gmem_panel + std::size_t(tile) * kPanelTileWords, tile_bytes, &full_bar,
+                           std::uint16_t{0b11});
+      }
+    }
+    // The plain wait; acquire at cluster scope, since a peer's copy completes the phase.
+    while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, &full_bar,
+                                          std::uint32_t(tile % 2))) {
+    }
+    const uint4* chunks = reinterpret_cast<const uint4*>(smem_tile);
+    for (int j = 0; j < kChunksPerThread; ++j) {
+      const int c = static_cast<int>(threadIdx.x) + j * kConsumerThreads;
+      if (c < static_cast<int>(tile_bytes / sizeof(uint4))) {
+        const uint4 v = chunks[c];
+        sum = make_uint4(sum.x + v.x, sum.y + v.y, sum.z + v.z, sum.w + v.w);
+      }
+    }
+    // Both blocks have read the tile before block 0 copies the next one over it. After the last
+    // tile, the same barrier keeps block 0 from exiting while its copy into block 1 may be in flight.
+    cluster.sync();
+  }
+  const auto block = static_cast<std::uint32_t>(blockIdx.x);
+  if (block < static_cast<std::uint32_t>(shape.blocks)) {  // the grid overhangs by up to one block
+    reinterpret_cast<uint4*>(gmem_out + std::size_t(block) * kFoldWords)[threadIdx.x] =
+        make_uint4(mix_with_block(sum.x, block), mix_with_block(sum.y, block),
+                   mix_with_block(sum.z, block), mix_with_block(sum.w, block));
+  }
+}
+/// [minimal]
+
+void launch_minimal(const std::uint32_t* gmem_panel, std::uint32_t* gmem_out, const BulkShape& shape) {
+  const BulkShape s = checked(shape);  // a panel of 16-byte units: the copy's rule
+  const unsigned grid = static_cast<unsigned>((s.blocks + 1) / 2 * 2);  // whole clusters of 2
+  minimal_multicast_kernel<<<grid, kConsumerThreads>>>(gmem_panel, gmem_out, s);
+  COURSE_CHECK_LAUNCH();
+}
+
+// ---- The ring: every block copies a slice, kStages stages, full and empty barriers ------------------
 
 /// [producer]
 template <class Plan>
@@ -199,19 +261,18 @@ void launch_bulk(const std::uint32_t* gmem_panel, std::uint32_t* gmem_out, const
 using NoMulticast = BulkPlan<1, false>;
 using Multicast2 = BulkPlan<2, true>;
 using Multicast4 = BulkPlan<4, true>;
-using Multicast8 = BulkPlan<8, true>;
 
 using Launch = void (*)(const std::uint32_t* gmem_panel, std::uint32_t* gmem_out, const BulkShape& shape);
 struct Variant { const char* name; const char* summary; BulkCluster cluster; Launch launch; };
 const Variant kVariants[] = {
+    {"bulk_minimal", "clusters of 2, one stage: block 0 copies each whole tile into both blocks",
+     Multicast2::kCluster, &launch_minimal},
     {"bulk_no_multicast", "clusters of 1: every block copies each whole 16 KiB tile itself (shared::cta)",
      NoMulticast::kCluster, &launch_bulk<NoMulticast>},
     {"bulk_multicast_2", "clusters of 2: each block copies 8 KiB of every tile, multicast to both",
      Multicast2::kCluster, &launch_bulk<Multicast2>},
     {"bulk_multicast_4", "clusters of 4: 4 KiB of every tile each, multicast to all four",
      Multicast4::kCluster, &launch_bulk<Multicast4>},
-    {"bulk_multicast_8", "clusters of 8: 2 KiB of every tile each, multicast to all eight",
-     Multicast8::kCluster, &launch_bulk<Multicast8>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------------

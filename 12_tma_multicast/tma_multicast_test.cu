@@ -8,10 +8,12 @@
 // (panel, fold, slices, traffic, the time floor), its rows bit-exact at awkward sizes, and a
 // wrong multicast mask diagnosed by the bounded wait.
 #include "tma_multicast_lab.cu"  // the lab, which brings the lesson and the model
+#include "multicast_figures.cpp"  // the concept figure, drawn from the model
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iterator>
 #include <regex>
 #include <set>
@@ -25,7 +27,6 @@
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
 namespace lab {
 void PrintTo(const Variant& variant, std::ostream* out) { *out << variant.name; }
-void PrintTo(const BroadcastRow& row, std::ostream* out) { *out << row.name; }
 }  // namespace lab
 
 namespace {
@@ -288,17 +289,6 @@ TEST(HostTraffic, BlocksAreTheLaunchersGrid) {
       EXPECT_EQ(num_blocks(c, s), std::uint64_t{grid.x} * grid.y) << name(c);
     }
   }
-  for (const lab::BroadcastRow& row : lab::kBroadcastRows) {
-    for (const BroadcastShape& s :
-         {BroadcastShape{1, 1}, BroadcastShape{13, 100}, BroadcastShape{4096, kPanelTiles * kPanelTileRows}}) {
-      const dim3 grid = lab::broadcast_grid(s, row.cluster);
-      EXPECT_EQ(broadcast_grid_blocks(row.cluster, s), std::uint64_t{grid.x}) << row.name;
-      EXPECT_EQ(grid.x % row.cluster.x, 0u) << row.name << ": whole clusters";
-      EXPECT_GE(grid.x, static_cast<unsigned>(s.blocks)) << row.name;
-      EXPECT_LT(grid.x - static_cast<unsigned>(s.blocks), static_cast<unsigned>(row.cluster.x)) << row.name;
-      EXPECT_EQ(grid.y * grid.z, 1u) << row.name;
-    }
-  }
 }
 
 // ---- The broadcast stream (Part 5 of the model) --------------------------------------------------
@@ -446,24 +436,8 @@ TEST(HostBroadcastModel, ClustersStartAtDifferentTilesAndVisitEachOnce) {
   }
 }
 
-TEST(HostBroadcastModel, BadShapesAreRefused) {
-  EXPECT_THROW(lab::BroadcastProblem({0, 4}), std::invalid_argument);
-  EXPECT_THROW(lab::BroadcastProblem({4, 0}), std::invalid_argument);
-  EXPECT_THROW(lab::BroadcastProblem({(1 << 20) + 1, 4}), std::invalid_argument);
-  EXPECT_TRUE(broken_broadcast_rule({4, (1 << 20) + 1}));
-  EXPECT_FALSE(broken_broadcast_rule(lab::broadcast_shape(std::size_t{64} << 20))) << "the largest --size";
-}
-
 // The --size=16M run of ncu_metrics.txt and of --bench: 4096 blocks, each reading the 2 MiB panel.
 const BroadcastShape kBenchBroadcast{4096, kPanelTiles * kPanelTileRows};
-
-TEST(HostBroadcastTraffic, SizeIsOneRowOfOutputPerBlock) {
-  const BroadcastShape s = lab::broadcast_shape(std::size_t{16} << 20);
-  EXPECT_EQ(s.blocks, kBenchBroadcast.blocks);
-  EXPECT_EQ(s.panel_rows, kBenchBroadcast.panel_rows);
-  EXPECT_EQ(lab::broadcast_shape(std::size_t{1} << 20).blocks, 256) << "the default verify size";
-  EXPECT_EQ(lab::broadcast_shape(3 * kRowBytes).blocks, 3);
-}
 
 // Every variant lands 8 GiB in shared memory; the loads ask the L2 for 8, 4, 2 and 1 GiB: 2^28,
 // 2^27, 2^26 and 2^25 sectors of 32 bytes (lts__t_sectors_srcunit_tex_op_read.sum in ncu_metrics.txt).
@@ -508,15 +482,10 @@ TEST(HostMulticastProtocol, TheKernelsProtocolIsSafe) {
   }
 }
 
-// The lab's other shapes and rings: the same protocol, other counts.
-TEST(HostMulticastProtocol, TheLabsShapesAndRingsAreSafe) {
+// The lab's other shapes: the same protocol, other counts.
+TEST(HostMulticastProtocol, TheLabsShapesAreSafe) {
   for (const lab::Variant& v : lab::kVariants) {
-    EXPECT_EQ(first_problem(v.cluster, v.stages, Broken::none, 60, 2 * v.stages + 1), "") << v.name;
-  }
-  // The broadcast's clusters are cluster rows with one operand. The model's rows carry a B tile
-  // too, which each block loads for itself: more bytes per stage, the same barriers and counts.
-  for (const lab::BroadcastRow& row : lab::kBroadcastRows) {
-    EXPECT_EQ(first_problem(row.cluster, row.stages, Broken::none, 40, 2 * row.stages + 1), "") << row.name;
+    EXPECT_EQ(first_problem(v.cluster, kStages, Broken::none, 60, 2 * kStages + 1), "") << v.name;
   }
 }
 
@@ -602,22 +571,6 @@ TEST(HostTensorMap, EveryVariantsAndRowsMapsPassTheRules) {
   }
 }
 
-TEST(HostTensorMap, EveryBroadcastRowsPanelMapPassesTheRulesAndIsOneSlice) {
-  const auto* aligned = reinterpret_cast<const std::uint32_t*>(kAlignedAddress);
-  for (const lab::BroadcastRow& row : lab::kBroadcastRows) {
-    for (const BroadcastShape& s : {kBenchBroadcast, BroadcastShape{1, 1}, BroadcastShape{13, 3 * kPanelTileRows + 5}}) {
-      const course::TensorMapRequest r = lab::panel_request(aligned, s, row.cluster);
-      const std::optional<std::string> broken = course::broken_tensor_map_rule(r);
-      EXPECT_FALSE(broken) << row.name << ": " << *broken;
-      EXPECT_EQ(course::element_bytes(r.data_type), sizeof(std::uint32_t)) << row.name;
-      EXPECT_EQ(std::uint64_t{r.box_dim[0]} * r.box_dim[1] * sizeof(std::uint32_t),
-                std::uint64_t{panel_slice_bytes(row.cluster)})
-          << row.name;
-      EXPECT_EQ(r.global_dim[1], static_cast<std::uint64_t>(s.panel_rows)) << row.name;
-    }
-  }
-}
-
 TEST(HostTensorMap, BoxesAreOneSlice) {
   const GemmShape s{256, kDefaultN, kDefaultK};
   for (const ClusterShape& c : plan_shapes()) {
@@ -679,36 +632,15 @@ TEST(HostChapter, HostModelShowsMasksAndCounts) {
       << out.str();
 }
 
-TEST(HostChapter, LabModelShowsEveryRowAndItsRing) {
+TEST(HostChapter, LabModelShowsEveryRow) {
   std::ostringstream out;
   lab::chapter_info().host_model(out);
   EXPECT_NE(out.str().find("multicast_4x2: cluster 4x2, block (0,0) sends A to 00001111 and B to 00010001; empty "
                            "expects (4 + 2 - 1) x 8 = 40; it loads 6 KiB per k-tile (37.5%)"),
             std::string::npos)
       << out.str();
-  EXPECT_NE(out.str().find("multicast_4x1: cluster 4x1, block (0,0) sends A to 1111 and B to 0001"), std::string::npos)
-      << out.str();
-  EXPECT_NE(out.str().find("6 stages: 96 KiB of tiles per block, barriers of 96 bytes"), std::string::npos) << out.str();
-  EXPECT_NE(out.str().find("2 stages: 32 KiB of tiles per block"), std::string::npos) << out.str();
-  EXPECT_NE(out.str().find("broadcast: a panel of 128 tiles of 16 KiB (2 MiB) read by every block"), std::string::npos)
-      << out.str();
-  EXPECT_NE(out.str().find("2 stages: 32 KiB of tiles per block\n  broadcast_multicast_2"), std::string::npos)
-      << out.str();
-  EXPECT_NE(out.str().find("broadcast_multicast_4: cluster 4x1, block 0 sends its 4 KiB slice of each 16 KiB tile to "
-                           "1111; empty expects 4 x 8 = 32; it loads 25.0% of what lands in it"),
-            std::string::npos)
-      << out.str();
-  EXPECT_NE(out.str().find("broadcast_unicast_4: cluster 4x1, block 0 sends its 16 KiB slice of each 16 KiB tile to "
-                           "0001; empty expects 1 x 8 = 8; it loads 100.0%"),
-            std::string::npos)
-      << out.str();
-}
-
-TEST(HostChapter, TheLabsSizeRuleSaysWhatSizeMeansForTheBroadcast) {
-  const std::optional<std::string> rule = lab::chapter_info().size_rule(kRowBytes + 16);
-  ASSERT_TRUE(rule);
-  EXPECT_NE(rule->find("bytes of C"), std::string::npos) << *rule;
-  EXPECT_NE(rule->find("broadcast rows, the bytes of their output: 4 KiB per block"), std::string::npos) << *rule;
+  EXPECT_NE(out.str().find("no_multicast_1x1: cluster 1x1"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("no_multicast_4x2: cluster 4x2"), std::string::npos) << out.str();
 }
 
 TEST(HostChapter, TheLabTakesTheLessonsCommandLine) {
@@ -725,7 +657,7 @@ TEST(HostChapter, TheLabTakesTheLessonsCommandLine) {
 }
 
 // The tables are wired as their names say: each row's cluster (which shapes the maps' boxes) is
-// the plan its launcher was compiled for, and its ring is the kernel's.
+// the plan its launcher was compiled for.
 TEST(HostChapter, EveryRowLaunchesThePlanItsMapsAreCutFor) {
   ASSERT_EQ(std::size(kVariants), 3u);
   EXPECT_TRUE(kVariants[0].launch == &launch_gemm<NoMulticast> && same(kVariants[0].cluster, {2, 2, false}));
@@ -734,91 +666,21 @@ TEST(HostChapter, EveryRowLaunchesThePlanItsMapsAreCutFor) {
   struct Expected {
     const char* name;
     ClusterShape cluster;
-    int stages;
     ::Launch launch;
   };
   const Expected expected[] = {
-      {"multicast_4x2", {4, 2, true}, 4, &launch_gemm<ClusterPlan<4, 2, true>>},
-      {"multicast_2x4", {2, 4, true}, 4, &launch_gemm<ClusterPlan<2, 4, true>>},
-      {"multicast_1x2", {1, 2, true}, 4, &launch_gemm<ClusterPlan<1, 2, true>>},
-      {"multicast_1x4", {1, 4, true}, 4, &launch_gemm<ClusterPlan<1, 4, true>>},
-      {"multicast_4x1", {4, 1, true}, 4, &launch_gemm<ClusterPlan<4, 1, true>>},
-      {"no_multicast_1x1", {1, 1, false}, 4, &launch_gemm<ClusterPlan<1, 1, false>>},
-      {"no_multicast_4x2", {4, 2, false}, 4, &launch_gemm<ClusterPlan<4, 2, false>>},
-      {"no_multicast_s2", {2, 2, false}, 2, &lab::launch_ring_gemm<NoMulticast, 2>},
-      {"no_multicast_s4", {2, 2, false}, 4, &lab::launch_ring_gemm<NoMulticast, 4>},
-      {"no_multicast_s6", {2, 2, false}, 6, &lab::launch_ring_gemm<NoMulticast, 6>},
-      {"multicast_2x2_s2", {2, 2, true}, 2, &lab::launch_ring_gemm<Multicast2x2, 2>},
-      {"multicast_2x2_s4", {2, 2, true}, 4, &lab::launch_ring_gemm<Multicast2x2, 4>},
-      {"multicast_2x2_s6", {2, 2, true}, 6, &lab::launch_ring_gemm<Multicast2x2, 6>},
+      {"multicast_4x2", {4, 2, true}, &launch_gemm<ClusterPlan<4, 2, true>>},
+      {"no_multicast_1x1", {1, 1, false}, &launch_gemm<ClusterPlan<1, 1, false>>},
+      {"no_multicast_4x2", {4, 2, false}, &launch_gemm<ClusterPlan<4, 2, false>>},
   };
   ASSERT_EQ(std::size(lab::kVariants), std::size(expected));
   for (std::size_t i = 0; i < std::size(expected); ++i) {
     const lab::Variant& v = lab::kVariants[i];
     EXPECT_STREQ(v.name, expected[i].name);
     EXPECT_TRUE(same(v.cluster, expected[i].cluster)) << v.name;
-    EXPECT_EQ(v.stages, expected[i].stages) << v.name;
     EXPECT_TRUE(v.launch == expected[i].launch) << v.name;
   }
-  struct ExpectedBroadcast {
-    const char* name;
-    ClusterShape cluster;
-    int stages;
-    lab::BroadcastLaunch launch;
-    int (*resident)();
-  };
-  const ExpectedBroadcast broadcast[] = {
-      {"broadcast_no_multicast", {1, 1, false}, 2, &lab::launch_broadcast<BroadcastPlan<1, false>, 2>,
-       &lab::broadcast_resident_clusters<BroadcastPlan<1, false>, 2>},
-      {"broadcast_multicast_2", {2, 1, true}, 2, &lab::launch_broadcast<BroadcastPlan<2, true>, 2>,
-       &lab::broadcast_resident_clusters<BroadcastPlan<2, true>, 2>},
-      {"broadcast_multicast_4", {4, 1, true}, 2, &lab::launch_broadcast<BroadcastPlan<4, true>, 2>,
-       &lab::broadcast_resident_clusters<BroadcastPlan<4, true>, 2>},
-      {"broadcast_multicast_8", {8, 1, true}, 2, &lab::launch_broadcast<BroadcastPlan<8, true>, 2>,
-       &lab::broadcast_resident_clusters<BroadcastPlan<8, true>, 2>},
-      {"broadcast_unicast_4", {4, 1, false}, 2, &lab::launch_broadcast<BroadcastPlan<4, false>, 2>,
-       &lab::broadcast_resident_clusters<BroadcastPlan<4, false>, 2>},
-      {"broadcast_no_multicast_s4", {1, 1, false}, 4, &lab::launch_broadcast<BroadcastPlan<1, false>, 4>,
-       &lab::broadcast_resident_clusters<BroadcastPlan<1, false>, 4>},
-      {"broadcast_multicast_4_s4", {4, 1, true}, 4, &lab::launch_broadcast<BroadcastPlan<4, true>, 4>,
-       &lab::broadcast_resident_clusters<BroadcastPlan<4, true>, 4>},
-  };
-  ASSERT_EQ(std::size(lab::kBroadcastRows), std::size(broadcast));
-  for (std::size_t i = 0; i < std::size(broadcast); ++i) {
-    const lab::BroadcastRow& row = lab::kBroadcastRows[i];
-    EXPECT_STREQ(row.name, broadcast[i].name);
-    EXPECT_TRUE(same(row.cluster, broadcast[i].cluster)) << row.name;
-    EXPECT_EQ(row.stages, broadcast[i].stages) << row.name;
-    EXPECT_TRUE(row.launch == broadcast[i].launch) << row.name;
-    EXPECT_TRUE(row.resident_clusters == broadcast[i].resident) << row.name;
-  }
-  EXPECT_TRUE(lab::kVariants[0].resident_clusters == (&lab::gemm_resident_clusters<ClusterPlan<4, 2, true>>));
-  EXPECT_TRUE(lab::kVariants[7].resident_clusters == (&lab::ring_resident_clusters<NoMulticast, 2>));
-}
-
-TEST(HostChapter, TheLabsRowsAreNamedOnceWithOneLineEach) {
-  std::set<std::string> names;
-  for (const Variant& v : kVariants) names.insert(v.name);
-  for (const course::VariantInfo& v : lab::all_rows()) {
-    EXPECT_TRUE(names.insert(v.name).second) << v.name << " twice, or also a lesson variant";
-    EXPECT_LE(v.summary.size(), 90u) << v.name << ": --help prints one line per row";
-  }
-  EXPECT_EQ(lab::all_rows().size(), std::size(lab::kVariants) + std::size(lab::kBroadcastRows))
-      << "--help and --variant know every row of both tables";
-  EXPECT_EQ(lab::all_rows().back().name, "broadcast_multicast_4_s4");
-}
-
-// Nothing measured before the lesson and the lab were split is lost: every earlier variant is a
-// variant of the lesson or a row of the lab, and the lesson stays within its four variants.
-TEST(HostChapter, EveryEarlierVariantIsInTheLessonOrTheLab) {
-  auto in_table = [](const std::string& name, const auto& table) {
-    return std::any_of(std::begin(table), std::end(table), [&](const auto& v) { return name == v.name; });
-  };
-  for (const char* name : {"no_multicast", "multicast_2x1", "multicast_2x2", "multicast_4x2"}) {
-    EXPECT_TRUE(in_table(name, kVariants) || in_table(name, lab::kVariants)) << name;
-  }
-  EXPECT_LE(std::size(kVariants), 4u);
-  EXPECT_TRUE(in_table("multicast_4x2", lab::kVariants)) << "the 8-block cluster is measured in the lab";
+  EXPECT_TRUE(lab::kVariants[0].resident_clusters == (&lab::resident_clusters<ClusterPlan<4, 2, true>>));
 }
 
 // ---- What the compiler emits (PTX for compute_90a, written by the build) ------------------------------
@@ -836,25 +698,8 @@ const CompiledKernel kKernels[] = {
     {false, "11gemm_kernelI11ClusterPlanILi2ELi1ELb1EEE", {2, 1, true}, 4},
     {false, "11gemm_kernelI11ClusterPlanILi2ELi2ELb1EEE", {2, 2, true}, 4},
     {true, "11gemm_kernelI11ClusterPlanILi4ELi2ELb1EEE", {4, 2, true}, 4},
-    {true, "11gemm_kernelI11ClusterPlanILi2ELi4ELb1EEE", {2, 4, true}, 4},
-    {true, "11gemm_kernelI11ClusterPlanILi1ELi2ELb1EEE", {1, 2, true}, 4},
-    {true, "11gemm_kernelI11ClusterPlanILi1ELi4ELb1EEE", {1, 4, true}, 4},
-    {true, "11gemm_kernelI11ClusterPlanILi4ELi1ELb1EEE", {4, 1, true}, 4},
     {true, "11gemm_kernelI11ClusterPlanILi1ELi1ELb0EEE", {1, 1, false}, 4},
     {true, "11gemm_kernelI11ClusterPlanILi4ELi2ELb0EEE", {4, 2, false}, 4},
-    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi2EEE", {2, 2, false}, 2},
-    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi4EEE", {2, 2, false}, 4},
-    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi6EEE", {2, 2, false}, 6},
-    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi2EEE", {2, 2, true}, 2},
-    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi4EEE", {2, 2, true}, 4},
-    {true, "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi6EEE", {2, 2, true}, 6},
-    {true, "16broadcast_kernelI13BroadcastPlanILi1ELb0EELi2EEE", {1, 1, false}, 2, 1},
-    {true, "16broadcast_kernelI13BroadcastPlanILi2ELb1EELi2EEE", {2, 1, true}, 2, 1},
-    {true, "16broadcast_kernelI13BroadcastPlanILi4ELb1EELi2EEE", {4, 1, true}, 2, 1},
-    {true, "16broadcast_kernelI13BroadcastPlanILi8ELb1EELi2EEE", {8, 1, true}, 2, 1},
-    {true, "16broadcast_kernelI13BroadcastPlanILi4ELb0EELi2EEE", {4, 1, false}, 2, 1},
-    {true, "16broadcast_kernelI13BroadcastPlanILi1ELb0EELi4EEE", {1, 1, false}, 4, 1},
-    {true, "16broadcast_kernelI13BroadcastPlanILi4ELb1EELi4EEE", {4, 1, true}, 4, 1},
 };
 
 class HostCodegen : public ::testing::Test {
@@ -886,7 +731,7 @@ const char* const kOwnLoad = "cp.async.bulk.tensor.2d.shared::cta.global.tile.mb
 TEST_F(HostCodegen, EveryKernelOfTheTablesIsFound) {
   ASSERT_FALSE(lesson_ptx_.empty() || lab_ptx_.empty()) << "no PTX under " << COURSE_PTX_DIR;
   for (const CompiledKernel& k : kKernels) ptx_of(k);  // each one fails the test when it is missing
-  EXPECT_EQ(std::size(kKernels), std::size(kVariants) + std::size(lab::kVariants) + std::size(lab::kBroadcastRows))
+  EXPECT_EQ(std::size(kKernels), std::size(kVariants) + std::size(lab::kVariants))
       << "one kernel per variant and row";
 }
 
@@ -909,8 +754,7 @@ TEST_F(HostCodegen, UnicastKernelsLoadIntoTheirOwnSharedMemory) {
     EXPECT_FALSE(has(body, ".multicast::cluster")) << k.mangled << ": the unicast kernel issues no multicast copy";
     ++unicast;
   }
-  EXPECT_EQ(unicast, 9) << "no_multicast, the lab's 1x1 and 4x2 clusters and three rings without multicast, and "
-                           "the three broadcast rows without multicast";
+  EXPECT_EQ(unicast, 3) << "no_multicast, the lab's 1x1 and 4x2 clusters";
 }
 
 TEST_F(HostCodegen, EveryKernelIsAClusterThatReleasesAndWaitsAtClusterScope) {
@@ -956,35 +800,6 @@ TEST_F(HostCodegen, EachKernelInitialisesTheBarriersOfItsRingWithThePlansCounts)
     for (int s = 0; s < k.stages; ++s) expected.insert({1, empty_arrivals(k.cluster)});
     EXPECT_EQ(counts, expected) << k.mangled;
   }
-}
-
-// The lab's copy of the kernel at four stages is the lesson's kernel, instruction for instruction
-// (operands aside, which name the kernel, its labels and its shared variables).
-TEST_F(HostCodegen, TheLabsFourStageRingsAreTheLessonsKernels) {
-  static_assert(kStages == 4, "the lab's _s4 rows stand for the lesson");
-  const std::pair<const char*, const char*> pairs[] = {
-      {"11gemm_kernelI11ClusterPlanILi2ELi2ELb0EEE", "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb0EELi4EEE"},
-      {"11gemm_kernelI11ClusterPlanILi2ELi2ELb1EEE", "16ring_gemm_kernelI11ClusterPlanILi2ELi2ELb1EELi4EEE"}};
-  for (const auto& [lesson, lab] : pairs) {
-    const std::vector<std::string> lesson_code = course::ptx_instructions(kernel(lesson_ptx_, lesson));
-    EXPECT_GT(lesson_code.size(), 100u) << lesson << ": too few instructions found";
-    EXPECT_EQ(lesson_code, course::ptx_instructions(kernel(lab_ptx_, lab))) << lab;
-  }
-}
-
-// The broadcast's consumers read each stage 16 bytes at a time (4 unrolled ld.shared.v4 per tile)
-// and write their row with 16-byte stores; nothing else touches the panel.
-TEST_F(HostCodegen, BroadcastKernelsReadSixteenBytesAtATimeAndStoreOneRow) {
-  int kernels = 0;
-  for (const CompiledKernel& k : kKernels) {
-    if (std::string(k.mangled).find("broadcast_kernel") == std::string::npos) continue;
-    const std::string body = ptx_of(k);
-    EXPECT_EQ(count(body, "ld.shared.v4.u32"), kChunksPerThread) << k.mangled;
-    EXPECT_EQ(count(body, "st.global.v4.u32"), 1) << k.mangled;
-    EXPECT_FALSE(has(body, "ld.shared.u32")) << k.mangled << ": no 4-byte reads of a stage";
-    ++kernels;
-  }
-  EXPECT_EQ(kernels, static_cast<int>(std::size(lab::kBroadcastRows)));
 }
 
 // The course moves data with TMA (cp.async.bulk), never with chapter 02's LDGSTS (cp.async.ca/cg).
@@ -1048,7 +863,7 @@ TEST_P(Sm90a_TmaMulticast, RepeatedRunsGiveTheSameBits) {
 INSTANTIATE_TEST_SUITE_P(Variants, Sm90a_TmaMulticast, ::testing::ValuesIn(kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// The same cases through every row of the lab: other cluster shapes, rings of 2, 4 and 6 stages.
+// The same cases through every row of the lab: other cluster shapes.
 class Sm90a_TmaMulticastLab : public course::GpuTest, public ::testing::WithParamInterface<lab::Variant> {
  protected:
   Sm90a_TmaMulticastLab() : GpuTest(lab::chapter_info().requirement) {}
@@ -1078,43 +893,8 @@ TEST_P(Sm90a_TmaMulticastLab, RepeatedRunsGiveTheSameBits) {
 INSTANTIATE_TEST_SUITE_P(Rows, Sm90a_TmaMulticastLab, ::testing::ValuesIn(lab::kVariants),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// Every broadcast row, bit for bit, at awkward sizes: block counts that are not whole clusters,
-// panels that end inside a tile (TMA fills the rest with zeros; some slices lie wholly outside).
-class Sm90a_TmaMulticastBroadcast : public course::GpuTest, public ::testing::WithParamInterface<lab::BroadcastRow> {
- protected:
-  Sm90a_TmaMulticastBroadcast() : GpuTest(lab::chapter_info().requirement) {}
-  void expect_correct(const BroadcastShape& s) {
-    lab::BroadcastProblem problem(s);
-    const course::Comparison result = lab::verify(GetParam(), problem);
-    EXPECT_TRUE(result.ok()) << s.blocks << " blocks, " << s.panel_rows << " panel rows: " << result.summary() << '\n'
-                             << result.first;
-    EXPECT_EQ(result.untouched, 0u);
-  }
-};
-
-TEST_P(Sm90a_TmaMulticastBroadcast, OneTile) { expect_correct({3, kPanelTileRows}); }
-TEST_P(Sm90a_TmaMulticastBroadcast, OneRowOfOneTile) { expect_correct({1, 1}); }  // 7 of 8 slices outside
-TEST_P(Sm90a_TmaMulticastBroadcast, PanelEndsInsideATile) { expect_correct({5, 3 * kPanelTileRows + 7}); }
-TEST_P(Sm90a_TmaMulticastBroadcast, EveryStageAndPhaseManyTimes) { expect_correct({13, 37 * kPanelTileRows}); }
-TEST_P(Sm90a_TmaMulticastBroadcast, MoreClustersThanFitAtOnce) { expect_correct({2000, 9 * kPanelTileRows + 33}); }
-TEST_P(Sm90a_TmaMulticastBroadcast, TheProgramsDefaultProblem) {
-  expect_correct(lab::broadcast_shape(std::size_t{1} << 20));
-}
-
-TEST_P(Sm90a_TmaMulticastBroadcast, RepeatedRunsGiveTheSameBits) {
-  lab::BroadcastProblem problem({21, 11 * kPanelTileRows + 3});
-  for (int run = 0; run < 3; ++run) {
-    const course::Comparison result = lab::verify(GetParam(), problem);
-    ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Rows, Sm90a_TmaMulticastBroadcast, ::testing::ValuesIn(lab::kBroadcastRows),
-                         [](const auto& info) { return std::string(info.param.name); });
-
 // The residency the lab prints: every row's kernel fits at least one cluster, and no row fits more
-// blocks than the SMs' shared memory holds (228 KiB per SM, 1 KiB of it reserved per block): the
-// broadcast's 32 KiB rings at most 6 per SM.
+// blocks than the SMs' shared memory holds (228 KiB per SM, 1 KiB of it reserved per block).
 class Sm90a_TmaMulticastResidency : public course::GpuTest {
  protected:
   Sm90a_TmaMulticastResidency() : GpuTest(lab::chapter_info().requirement) {}
@@ -1126,15 +906,10 @@ TEST_F(Sm90a_TmaMulticastResidency, EveryRowFitsAtLeastOneClusterAndAtMostThreeB
   COURSE_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   auto check = [&](const char* name, const ClusterShape& c, int clusters, std::size_t smem_bytes) {
     EXPECT_GE(clusters, 1) << name;
-    const int per_sm = static_cast<int>((228 * 1024) / (smem_bytes + 1024));  // 64 KiB rings: 3, 96 KiB: 2
+    const int per_sm = static_cast<int>((228 * 1024) / (smem_bytes + 1024));  // 64 KiB rings: 3
     EXPECT_LE(clusters * c.x * c.y, per_sm * sms) << name;
   };
-  for (const lab::Variant& v : lab::kVariants) {
-    check(v.name, v.cluster, v.resident_clusters(), v.stages * sizeof(StageTiles) + kSmemAlign);
-  }
-  for (const lab::BroadcastRow& row : lab::kBroadcastRows) {
-    check(row.name, row.cluster, row.resident_clusters(), row.stages * kPanelTileBytes + kSmemAlign);
-  }
+  for (const lab::Variant& v : lab::kVariants) check(v.name, v.cluster, v.resident_clusters(), kDynamicSmemBytes);
 }
 
 // The masks assume that %cluster_ctarank numbers a cluster's blocks x fastest. Check it.
@@ -1203,30 +978,6 @@ TEST_F(Sm90a_TmaMulticastDiagnosis, TooManyExpectedBytesIsDiagnosedNotHung) {
   COURSE_EXPECT_DIAGNOSED_HANG(launch(), "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
 }
 
-// A mask that leaves out the last block of a cluster of 4: no slice ever lands there, not even
-// its own, so its full barrier waits forever for 16 KiB. With exactly kBroadcastRing tiles no
-// producer has to wait for a stage, so only that block's consumers can be stuck.
-struct MaskLeavesOutTheLastBlock : BroadcastPlan<4, true> {
-  TMA_MULTICAST_HOST_DEVICE static constexpr std::uint16_t multicast_mask(int x) {
-    return BroadcastPlan<4, true>::multicast_mask(x) & 0b0111;  // BROKEN
-  }
-};
-
-TEST_F(Sm90a_TmaMulticastDiagnosis, AMaskWithoutABlockIsDiagnosedNotHung) {
-  lab::BroadcastProblem problem({4, kBroadcastRing * kPanelTileRows});
-  const CUtensorMap map = problem.map(MaskLeavesOutTheLastBlock::kShape);
-  auto launch = [&] { lab::launch_broadcast<MaskLeavesOutTheLastBlock>(map, problem.gmem_out.data(), problem.shape); };
-  COURSE_EXPECT_DIAGNOSED_HANG(launch(), "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
-}
-
-// The same plan, unbroken, in the same test setting: the diagnosis above is the mask's doing.
-TEST_F(Sm90a_TmaMulticastDiagnosis, TheSameProblemWithTheRightMaskPasses) {
-  lab::BroadcastProblem problem({4, kBroadcastRing * kPanelTileRows});
-  const course::Comparison result = lab::verify(lab::kBroadcastRows[2], problem);
-  ASSERT_STREQ(lab::kBroadcastRows[2].name, "broadcast_multicast_4");
-  EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
-}
-
 TEST_F(Sm90a_TmaMulticastDiagnosis, EmptyCountWithoutTheMinusOneIsDiagnosedNotHung) {
   // The producer waits for stage 0 to be released after round 0 (empty, parity 0) and the consumers
   // then wait for round 1 of stage 0 (full, parity 1): whichever limit runs out first reports.
@@ -1236,6 +987,43 @@ TEST_F(Sm90a_TmaMulticastDiagnosis, EmptyCountWithoutTheMinusOneIsDiagnosedNotHu
   COURSE_EXPECT_DIAGNOSED_HANG(launch(),
                                "bounded wait: gave up .*barrier '(empty', stage 0, phase 0|full', stage 0, phase 1)",
                                30.0);
+}
+
+// ---- The concept figure and the program that draws it -----------------------------------------
+
+TEST(HostFigures, CommittedSvgIsWhatTheFunctionDraws) {
+  const std::string path =
+      std::filesystem::path(__FILE__).parent_path().string() + "/figures/multicast_masks.svg";
+  const std::string committed = course::read_text_file(path);
+  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
+  EXPECT_TRUE(committed == multicast_masks_svg())
+      << path << " differs from multicast_masks_svg(); regenerate: "
+      << "build/12_tma_multicast/multicast_figures 12_tma_multicast/figures";
+}
+
+TEST(HostFigures, DrawsTheModelsMasksAndCounts) {
+  const std::string svg = multicast_masks_svg();
+  EXPECT_NE(svg.find("viewBox=\"0 0 720 "), std::string::npos) << "scales to its column";
+  EXPECT_NE(svg.find("width=\"100%\""), std::string::npos) << "no fixed width";
+  EXPECT_NE(svg.find("block (1,1), rank 3"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("A rows 32-63 (4096 B) to mask 1100"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("B k-rows 16-31 (4096 B) to mask 1010"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("full: 1 arrival + 16384 bytes"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("empty: 24 arrivals"), std::string::npos) << svg;
+}
+
+TEST(HostFigures, BadCommandLinesAreOneLineNamingTheRule) {
+  std::ostringstream out, err;
+  EXPECT_EQ(figures_main({"--help"}, out, err), 0);
+  EXPECT_EQ(out.str().rfind("usage: multicast_figures DIR", 0), 0u) << out.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(figures_main({"--output=figures"}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("unknown option '--output=figures'"), std::string::npos) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(figures_main({}, out3, err3), 2);
+  std::ostringstream out4, err4;
+  EXPECT_EQ(figures_main({"/no/such/folder/for/figures"}, out4, err4), 1);
+  EXPECT_NE(err4.str().find("no folder"), std::string::npos) << err4.str();
 }
 
 }  // namespace
