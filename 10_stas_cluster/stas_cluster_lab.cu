@@ -28,165 +28,40 @@
 
 namespace lab {
 
-/// [warp_release]
-// The lesson's stas_ring with kStages buffers, line for line, except the release: each warp
-// tells the left neighbour on its own that it has read its part of the message.
+/// [dsmem_stores]
 __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kThreads)
-    stas_ring_warp_release_kernel(std::uint32_t* gmem_out, std::uint32_t num_iterations) {
-  __shared__ alignas(16) std::uint32_t smem_message[kStages][kMessageElems];  // written by the left neighbour
-  __shared__ std::uint64_t filled_bar[kStages];  // phase k: the k-th message into this stage has landed
-  __shared__ std::uint64_t ready_bar[kStages];   // phase k: every warp of the right neighbour has read our k-th message
+    dsmem_stores_kernel(std::uint32_t* gmem_out, std::uint32_t num_iterations) {
+  __shared__ alignas(16) std::uint32_t smem_message[kStages][kMessageElems];  // two: see the cluster.sync below
   cg::cluster_group cluster = cg::this_cluster();
-  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
-  const unsigned rank = cluster.block_rank(), ring_size = cluster.num_blocks();
-  const bool is_leader_warp = warp.meta_group_rank() == 0;
-
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(&filled_bar[s], 1);  // one arrival per phase: our own arrive.expect_tx
-      ptx::mbarrier_init(&ready_bar[s], ready_arrivals(Release::per_warp));  // one per warp of the right neighbour
-    }
-    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the inits are visible cluster-wide...
-  }
-  cluster.sync();  // ...before any block writes into or arrives on another; also: every block has started
-
-  std::uint32_t* dsmem_right_message = cluster.map_shared_rank(&smem_message[0][0], ring_right(rank, ring_size));
-  std::uint64_t* dsmem_right_filled = cluster.map_shared_rank(&filled_bar[0], ring_right(rank, ring_size));
-  std::uint64_t* dsmem_left_ready = cluster.map_shared_rank(&ready_bar[0], ring_left(rank, ring_size));
+  const unsigned rank = cluster.block_rank();
+  std::uint32_t* dsmem_right_message =
+      cluster.map_shared_rank(&smem_message[0][0], ring_right(rank, cluster.num_blocks()));
+  cluster.sync();  // every block of the cluster has started before anyone writes into its shared memory
 
   std::uint32_t digest = kDigestStart;
   uint4 received[kVecsPerThread];
-  course::StageCursor<kStages> cursor;
-  for (std::uint32_t it = 0; it < num_iterations; ++it, cursor.advance()) {
-    // The right neighbour has read what we sent into this stage kStages iterations ago.
-    wait_parity_cluster(&ready_bar[cursor.stage], cursor.phase ^ 1u, {"ready", cursor.stage, cursor.phase ^ 1u});
+  for (std::uint32_t it = 0; it < num_iterations; ++it) {
+    const int stage = it % kStages;
     for (int k = 0; k < kVecsPerThread; ++k) {
-      const uint4 vector = message_vector(it, k);
-      const std::uint32_t words[kVecElems] = {vector.x, vector.y, vector.z, vector.w};
-      ptx::st_async(dsmem_right_message + cursor.stage * kMessageElems + message_index(threadIdx.x, k, 0), words,
-                    dsmem_right_filled + cursor.stage);  // complete-tx(16) on the neighbour's filled barrier
+      reinterpret_cast<uint4*>(dsmem_right_message + stage * kMessageElems)[k * kThreads + threadIdx.x] =
+          message_vector(it, k);
     }
-    if (is_leader_warp) {
-      cg::invoke_one(warp, [&] {  // the bytes the left neighbour's st.async will deliver, and our arrival
-        (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
-                                             &filled_bar[cursor.stage], std::uint32_t{kMessageBytes});
-      });
-    }
-    wait_parity_cluster(&filled_bar[cursor.stage], cursor.phase, {"filled", cursor.stage, cursor.phase});  // landed
+    // One barrier for the whole cluster: our stores into the right neighbour are visible to it, the
+    // left neighbour's are visible to us, and everybody has finished reading iteration it - 1, whose
+    // buffer (same stage as it + 1) is written next. With one buffer it would take two barriers.
+    cluster.sync();
     for (int k = 0; k < kVecsPerThread; ++k) {
-      received[k] = reinterpret_cast<const uint4*>(smem_message[cursor.stage])[k * kThreads + threadIdx.x];
+      received[k] = reinterpret_cast<const uint4*>(smem_message[stage])[k * kThreads + threadIdx.x];
       digest = digest_step(digest, received[k]);
-    }
-    warp.sync();  // every lane of this warp has read its part of the message...
-    cg::invoke_one(warp, [&] {  // ...so one remote arrival, with release at cluster scope, speaks for the warp
-      ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, dsmem_left_ready + cursor.stage);
-    });
-  }
-  std::uint32_t* gmem_block = gmem_out + std::size_t{blockIdx.x} * kOutElemsPerBlock;
-  gmem_block[threadIdx.x] = digest;
-  uint4* gmem_last_message = reinterpret_cast<uint4*>(gmem_block + kThreads);
-  for (int k = 0; k < kVecsPerThread; ++k) gmem_last_message[k * kThreads + threadIdx.x] = received[k];
-  cluster.sync();  // no block exits while a neighbour's arrival may still be on its way (see the lesson)
-}
-/// [warp_release]
-
-/// [store_width]
-// One 16-byte vector of the message, sent into the right neighbour `kStoreBytes` at a time: four
-// st.async .b32 or two st.async .v2.b32 (the lesson sends one .v4.b32). Each instruction
-// completes its own bytes on the neighbour's filled barrier.
-template <int kStoreBytes>
-__device__ inline void st_async_vector(std::uint32_t* dsmem_dst, const std::uint32_t (&words)[kVecElems],
-                                       std::uint64_t* dsmem_filled) {
-  static_assert(kStoreBytes == 4 || kStoreBytes == 8,
-                "the narrow forms of st.async: .b32 (4 bytes), .v2.b32 (8 bytes)");
-  if constexpr (kStoreBytes == 4) {
-    for (int i = 0; i < kVecElems; ++i) ptx::st_async(dsmem_dst + i, words[i], dsmem_filled);  // complete-tx(4)
-  } else {
-    for (int i = 0; i < kVecElems; i += 2) {
-      const std::uint32_t pair[2] = {words[i], words[i + 1]};
-      ptx::st_async(dsmem_dst + i, pair, dsmem_filled);  // complete-tx(8); dsmem_dst + i is 8-byte aligned
-    }
-  }
-}
-/// [store_width]
-
-// The lesson's stas_ring<2>, line for line, except the send: the same words to the same places,
-// in st.async of kStoreBytes each. The receiver's expect-tx is unchanged.
-template <int kStoreBytes>
-__global__ void __launch_bounds__(kThreads) stas_ring_store_width_kernel(std::uint32_t* gmem_out,
-                                                                         std::uint32_t num_iterations) {
-  __shared__ alignas(16) std::uint32_t smem_message[kStages][kMessageElems];  // written by the left neighbour
-  __shared__ std::uint64_t filled_bar[kStages];  // phase k: the k-th message into this stage has landed
-  __shared__ std::uint64_t ready_bar[kStages];   // phase k: the right neighbour has read our k-th message
-  cg::cluster_group cluster = cg::this_cluster();
-  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
-  const unsigned rank = cluster.block_rank(), ring_size = cluster.num_blocks();
-  const bool is_leader_warp = warp.meta_group_rank() == 0;
-
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(&filled_bar[s], 1);  // one arrival per phase: our own arrive.expect_tx
-      ptx::mbarrier_init(&ready_bar[s], 1);   // one arrival per phase: the right neighbour's, for its block
-    }
-    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the inits are visible cluster-wide...
-  }
-  cluster.sync();  // ...before any block writes into or arrives on another; also: every block has started
-
-  std::uint32_t* dsmem_right_message = cluster.map_shared_rank(&smem_message[0][0], ring_right(rank, ring_size));
-  std::uint64_t* dsmem_right_filled = cluster.map_shared_rank(&filled_bar[0], ring_right(rank, ring_size));
-  std::uint64_t* dsmem_left_ready = cluster.map_shared_rank(&ready_bar[0], ring_left(rank, ring_size));
-
-  std::uint32_t digest = kDigestStart;
-  uint4 received[kVecsPerThread];
-  course::StageCursor<kStages> cursor;
-  for (std::uint32_t it = 0; it < num_iterations; ++it, cursor.advance()) {
-    // The right neighbour has read what we sent into this stage kStages iterations ago.
-    wait_parity_cluster(&ready_bar[cursor.stage], cursor.phase ^ 1u, {"ready", cursor.stage, cursor.phase ^ 1u});
-    for (int k = 0; k < kVecsPerThread; ++k) {
-      const uint4 vector = message_vector(it, k);
-      const std::uint32_t words[kVecElems] = {vector.x, vector.y, vector.z, vector.w};
-      std::uint32_t* dsmem_vector =
-          dsmem_right_message + cursor.stage * kMessageElems + message_index(threadIdx.x, k, 0);
-      st_async_vector<kStoreBytes>(dsmem_vector, words, dsmem_right_filled + cursor.stage);  // 16 / kStoreBytes pieces
-    }
-    // TUTORIAL: the same announcement as the lesson's. A transaction count counts bytes, not
-    // instructions: each st.async completes its own 4 or 8 bytes, so the 2048 or 1024 of them
-    // complete the 8 KiB announced here exactly as the lesson's 512 sixteen-byte ones do.
-    if (is_leader_warp) {
-      cg::invoke_one(warp, [&] {  // the bytes the left neighbour's st.async will deliver, and our arrival
-        (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
-                                             &filled_bar[cursor.stage], std::uint32_t{kMessageBytes});
-      });
-    }
-    wait_parity_cluster(&filled_bar[cursor.stage], cursor.phase, {"filled", cursor.stage, cursor.phase});  // landed
-    for (int k = 0; k < kVecsPerThread; ++k) {
-      received[k] = reinterpret_cast<const uint4*>(smem_message[cursor.stage])[k * kThreads + threadIdx.x];
-      digest = digest_step(digest, received[k]);
-    }
-    __syncthreads();  // every warp of the block has read its part of the message...
-    if (is_leader_warp) {
-      cg::invoke_one(warp, [&] {  // ...so one remote arrival, with release at cluster scope, speaks for all
-        ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, dsmem_left_ready + cursor.stage);
-      });
     }
   }
   std::uint32_t* gmem_block = gmem_out + std::size_t{blockIdx.x} * kOutElemsPerBlock;
   gmem_block[threadIdx.x] = digest;
   uint4* gmem_last_message = reinterpret_cast<uint4*>(gmem_block + kThreads);
   for (int k = 0; k < kVecsPerThread; ++k) gmem_last_message[k * kThreads + threadIdx.x] = received[k];
-  cluster.sync();  // no block exits while a neighbour's arrival may still be on its way (see the lesson)
+  // No cluster.sync here: the last remote store into this block came before the last one in the loop.
 }
-
-// How many st.async complete one phase of filled when the message goes out `store_bytes` at a
-// time: the phase itself, kMessageBytes of transactions, is the same for every width.
-constexpr int st_async_per_message(int store_bytes) { return static_cast<int>(kMessageBytes) / store_bytes; }
-
-void print_store_widths(std::ostream& out) {
-  for (int bytes : {4, 8, 16}) {
-    out << "one phase of filled, st.async of " << bytes << " bytes: 1 arrival + " << kMessageBytes << " bytes from "
-        << st_async_per_message(bytes) << " st.async\n";
-  }
-}
+/// [dsmem_stores]
 
 // The lesson's ring with kRingStages buffers, cluster size chosen at launch.
 template <int kRingStages>
@@ -274,7 +149,7 @@ __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kThread
 /// [recorded_stas_ring]
 
 constexpr int kTimelineStages = 2;
-constexpr const char* kTimelineVariant = "stas_ring_s2_c8";  // the lesson's ring, as the lab names it
+constexpr const char* kTimelineVariant = "stas_ring";  // the lesson's row: its ring, clusters of 8
 
 struct TimelineRun {
   std::vector<course::timeline::Event> events;
@@ -333,24 +208,10 @@ template <int kRingStages>
 constexpr RingLaunch sweep = &launch_ex<stas_ring_any_cluster_kernel<kRingStages>>;
 
 const Variant kVariants[] = {
-    {"stas_ring_warp_release", "the lesson's stas_ring, each warp arrives on the sender's ready barrier (8 per message)",
-     kClusterBlocks, &launch_cluster_dims<stas_ring_warp_release_kernel>},
-    {"stas_ring_s1_c2", "1 buffer, clusters of 2 (cudaLaunchKernelEx)", 2, sweep<1>},
-    {"stas_ring_s2_c2", "2 buffers, clusters of 2", 2, sweep<2>},
-    {"stas_ring_s3_c2", "3 buffers, clusters of 2", 2, sweep<3>},
-    {"stas_ring_s4_c2", "4 buffers, clusters of 2", 2, sweep<4>},
-    {"stas_ring_s1_c4", "1 buffer, clusters of 4", 4, sweep<1>},
-    {"stas_ring_s2_c4", "2 buffers, clusters of 4", 4, sweep<2>},
-    {"stas_ring_s3_c4", "3 buffers, clusters of 4", 4, sweep<3>},
-    {"stas_ring_s4_c4", "4 buffers, clusters of 4", 4, sweep<4>},
-    {"stas_ring_s1_c8", "1 buffer, clusters of 8", 8, sweep<1>},
-    {"stas_ring_s2_c8", "2 buffers, clusters of 8 (the lesson's stas_ring_launch_ex)", 8, sweep<2>},
-    {"stas_ring_s3_c8", "3 buffers, clusters of 8", 8, sweep<3>},
-    {"stas_ring_s4_c8", "4 buffers, clusters of 8", 8, sweep<4>},
-    {"stas_ring_b32_c8", "stas_ring_s2_c8 sending 4 bytes per st.async (.b32): four per 16-byte vector", 8,
-     &launch_ex<stas_ring_store_width_kernel<4>>},
-    {"stas_ring_v2_b32_c8", "stas_ring_s2_c8 sending 8 bytes per st.async (.v2.b32): two per 16-byte vector", 8,
-     &launch_ex<stas_ring_store_width_kernel<8>>},
+    {"dsmem_stores", "plain 16-byte stores through map_shared_rank + one cluster.sync per message",
+     kClusterBlocks, &launch_cluster_dims<dsmem_stores_kernel>},
+    {"stas_ring_s1_c2", "the lesson's ring, 1 buffer, clusters of 2 (cudaLaunchKernelEx)", 2, sweep<1>},
+    {"stas_ring_s2_c2", "the lesson's ring, 2 buffers, clusters of 2 (cudaLaunchKernelEx)", 2, sweep<2>},
 };
 
 // ---- run(): verify every row, then time the correct ones ----------------------------------
@@ -381,19 +242,15 @@ void run(const course::Options& opts, course::Report& report) {
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info = ::chapter_info();  // the lesson's requirement, sizes and size rule
   info.program = "stas_cluster_lab";
-  info.title = "10 stas_cluster lab: release per warp, one to four buffers, clusters of 2, 4 and 8, store widths";
+  info.title = "10 stas_cluster lab: plain stores + cluster.sync, and the ring in clusters of 2";
   info.explanation =
-      "The lesson's ring with one thing changed per row: each warp releases the buffer it has read\n"
-      "(eight remote arrivals per message), or 1-4 buffers per block in clusters of 2, 4 or 8 blocks\n"
-      "launched with cudaLaunchKernelEx, or the message sent in st.async of 4 or 8 bytes instead of 16.\n"
-      "Every row runs the same grid and sends the same bytes.";
+      "The lesson's ring with one thing changed per row: plain stores through map_shared_rank with\n"
+      "one cluster.sync per message instead of st.async and mbarriers, or clusters of 2 blocks\n"
+      "(one and two buffers) launched with cudaLaunchKernelEx. Every row runs the same grid and\n"
+      "sends the same bytes.";
   info.host_model = [](std::ostream& out) {
-    for (unsigned size : {2u, 4u, 8u}) print_ring(out, size);
-    print_phase_counts(out, Release::per_warp);
-    print_store_widths(out);
+    print_ring(out, 2);
     print_ring_waits<1>(out, "1 buffer");
-    print_ring_waits<3>(out, "3 buffers");
-    print_ring_waits<4>(out, "4 buffers");
   };
   info.timeline = write_timeline;
   info.timeline_variant = kTimelineVariant;

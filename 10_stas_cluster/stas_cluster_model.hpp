@@ -104,6 +104,20 @@ inline std::vector<std::uint32_t> reference(const RingShape& shape) {
   return out;
 }
 
+// The minimal kernel (stas_pair): in each cluster of two blocks, thread t of block b writes
+// vector 0 of its message (iteration 0) into the other block, b ^ 1, at the place it has in the
+// message; each block writes the kThreads vectors it received. What every block must write:
+constexpr int kPairElemsPerBlock = kThreads * kVecElems;
+inline std::vector<std::uint32_t> pair_reference(unsigned num_blocks) {
+  std::vector<std::uint32_t> out(std::size_t{num_blocks} * kPairElemsPerBlock);
+  for (unsigned block = 0; block < num_blocks; ++block) {
+    for (int elem = 0; elem < kPairElemsPerBlock; ++elem) {
+      out[std::size_t{block} * kPairElemsPerBlock + elem] = message_word(block ^ 1u, 0, elem, num_blocks);
+    }
+  }
+  return out;
+}
+
 // ---- The ring's tables ----------------------------------------------------------------------
 
 /// [release]

@@ -200,7 +200,6 @@ TEST(HostRingTables, ProgramsPrintTheModel) {
   EXPECT_TRUE(contains(lesson.str(), "(2 buffers):  0: 0/0/1  1: 1/0/1  2: 0/1/0  3: 1/1/0  4: 0/0/1  5: 1/0/1"))
       << lesson.str();
   EXPECT_TRUE(contains(lab_model.str(), "ring of 2 blocks per cluster: 0->1 1->0")) << lab_model.str();
-  EXPECT_TRUE(contains(lab_model.str(), "ready: 8 arrivals;")) << lab_model.str();
   EXPECT_TRUE(contains(lab_model.str(), "(1 buffer):  0: 0/0/1  1: 0/1/0  2: 0/0/1  3: 0/1/0")) << lab_model.str();
 }
 
@@ -295,30 +294,10 @@ std::vector<std::string> unique_names(const Table& table) {
   return names;
 }
 
-TEST(HostVariants, LessonHasFourAndTheLabEveryOtherRow) {
-  const std::vector<std::string> lesson = unique_names(kVariants);
-  EXPECT_EQ(lesson, (std::vector<std::string>{"stas_ring", "stas_ring_1stage", "stas_ring_launch_ex", "dsmem_stores"}));
-  const std::vector<std::string> rows = unique_names(lab::kVariants);
-  std::vector<std::string> expected = {"stas_ring_warp_release"};
-  for (int c : {2, 4, 8}) {
-    for (int s = 1; s <= 4; ++s) expected.push_back("stas_ring_s" + std::to_string(s) + "_c" + std::to_string(c));
-  }
-  expected.push_back("stas_ring_b32_c8");
-  expected.push_back("stas_ring_v2_b32_c8");
-  EXPECT_EQ(rows, expected);
-  // Everything measured before the lesson and the lab were split is still measured in one of them.
-  std::vector<std::string> all = lesson;
-  all.insert(all.end(), rows.begin(), rows.end());
-  for (const char* name :
-       {"stas_ring", "stas_ring_warp_release", "stas_ring_1stage", "stas_ring_launch_ex", "dsmem_stores"}) {
-    EXPECT_NE(std::find(all.begin(), all.end(), name), all.end()) << name;
-  }
-}
-
 TEST(HostVariants, LabRowsNameTheirClusterSizeAndTheLabTakesTheLessonsCommandLine) {
   for (const lab::Variant& v : lab::kVariants) {
     const std::string name = v.name;
-    if (name == "stas_ring_warp_release") {
+    if (name == "dsmem_stores") {
       EXPECT_EQ(v.cluster_blocks, unsigned(kClusterBlocks)) << "__cluster_dims__(8, 1, 1)";
       continue;
     }
@@ -335,38 +314,15 @@ TEST(HostVariants, TheLabRecordsTheLessonsRingAsItsTimeline) {
   const course::ChapterInfo lesson = chapter_info(), lab_info = lab::chapter_info();
   EXPECT_FALSE(lesson.timeline) << "a lesson records no timeline";
   ASSERT_TRUE(lab_info.timeline);
-  EXPECT_EQ(lab_info.timeline_variant, "stas_ring_s2_c8") << "2 buffers in clusters of 8: the lesson's ring";
-  EXPECT_EQ(std::count_if(std::begin(lab::kVariants), std::end(lab::kVariants),
-                          [&](const lab::Variant& v) {
-                            return lab_info.timeline_variant == v.name && v.cluster_blocks == unsigned(kClusterBlocks);
-                          }),
+  EXPECT_EQ(lab_info.timeline_variant, "stas_ring") << "the lesson's ring: 2 buffers in clusters of 8";
+  EXPECT_EQ(std::count_if(std::begin(kVariants), std::end(kVariants),
+                          [&](const Variant& v) { return lab_info.timeline_variant == v.name; }),
             1);
   const std::size_t timeline_bytes = lab_info.timeline_bytes != 0 ? lab_info.timeline_bytes : lab_info.verify_bytes;
   EXPECT_FALSE(lab_info.size_rule(timeline_bytes));
   EXPECT_GE(timeline_bytes / kMessageBytes, course::timeline::kDefaultIterations)
       << "every block sends at least the recorded number of messages";
   EXPECT_GE(std::uint32_t{kClusterBlocks}, course::timeline::kDefaultBlocks) << "the recorded blocks share one ring";
-}
-
-// The barrier counts bytes, not instructions: whatever the width of each st.async, one phase of
-// filled is the receiver's arrival plus the message's bytes; only the number of st.async changes.
-TEST(HostRingTables, NarrowerStAsyncMeanMoreInstructionsForTheSameBytes) {
-  EXPECT_EQ(lab::st_async_per_message(16), phase_counts(Release::per_block)[0].st_async_per_phase)
-      << "16 bytes: the model's count for the lesson";
-  EXPECT_EQ(lab::st_async_per_message(16), 512);
-  EXPECT_EQ(lab::st_async_per_message(8), 1024);
-  EXPECT_EQ(lab::st_async_per_message(4), 2048);
-  for (int bytes : {4, 8, 16}) {
-    EXPECT_EQ(std::size_t(lab::st_async_per_message(bytes)) * bytes, kMessageBytes) << bytes << "-byte st.async";
-    EXPECT_EQ(kMessageBytes % (kThreads * kVecsPerThread * std::size_t(bytes)), 0u)
-        << "every thread sends whole " << bytes << "-byte pieces of its vectors";
-  }
-  std::ostringstream out;
-  lab::chapter_info().host_model(out);
-  for (const char* line : {"one phase of filled, st.async of 4 bytes: 1 arrival + 8192 bytes from 2048 st.async",
-                           "one phase of filled, st.async of 8 bytes: 1 arrival + 8192 bytes from 1024 st.async"}) {
-    EXPECT_TRUE(contains(out.str(), line)) << out.str();
-  }
 }
 
 TEST(HostVariants, EveryLabRowRunsTheLessonsGridAndBytes) {
@@ -398,19 +354,16 @@ class HostCodegen : public ::testing::Test {
     std::vector<std::pair<std::string, std::string>> all = {
         {"stas_ring", lesson(kRing2)},
         {"stas_ring_1stage", lesson(kRing1)},
-        {"stas_ring_launch_ex", lesson(kAnyCluster)},
-        {"lab stas_ring_warp_release", lab(kWarpRelease)}};
-    for (int s = 1; s <= 4; ++s) all.push_back({"lab sweep, " + std::to_string(s) + " stages", lab(sweep(s))});
+        {"stas_ring_any_cluster_kernel", lesson(kAnyCluster)}};
+    for (int s = 1; s <= 2; ++s) all.push_back({"lab sweep, " + std::to_string(s) + " stages", lab(sweep(s))});
     return all;
   }
   static std::string sweep(int stages) { return "3lab28stas_ring_any_cluster_kernelILi" + std::to_string(stages) + "EE"; }
   static inline const char* const kRing2 = "_Z16stas_ring_kernelILi2EE";
   static inline const char* const kRing1 = "_Z16stas_ring_kernelILi1EE";
   static inline const char* const kAnyCluster = "_Z28stas_ring_any_cluster_kernelPjj";
-  static inline const char* const kWarpRelease = "3lab29stas_ring_warp_release_kernelEPjj";
-  static inline const char* const kStores = "_Z19dsmem_stores_kernelPjj";
-  static inline const char* const kStoreWidth4 = "3lab28stas_ring_store_width_kernelILi4EE";
-  static inline const char* const kStoreWidth8 = "3lab28stas_ring_store_width_kernelILi8EE";
+  static inline const char* const kStores = "3lab19dsmem_stores_kernelEPjj";
+  static inline const char* const kPair = "_Z16stas_pair_kernelPj";
   static inline std::string lesson_, lab_;
 };
 
@@ -445,18 +398,29 @@ TEST_F(HostCodegen, EveryRingWaitAcquiresAtClusterScopeAndIsBounded) {
   }
 }
 
-TEST_F(HostCodegen, ReleasePerBlockWaitsForTheBlockReleasePerWarpForTheWarp) {
+TEST_F(HostCodegen, TheRingReleasesOncePerBlockAfterTheBlockBarrier) {
   for (const char* part : {kRing2, kRing1, kAnyCluster}) {
-    EXPECT_TRUE(contains(lesson(part), "bar.sync")) << part << ": __syncthreads before the block's one remote arrival";
-    EXPECT_FALSE(contains(lesson(part), "bar.warp.sync")) << part;
+    EXPECT_TRUE(contains(lesson(part), "bar.sync")) << part << ": __syncthreads before the one remote arrival";
   }
-  const std::string per_warp = lab(kWarpRelease);
-  EXPECT_FALSE(contains(per_warp, "bar.sync"));
-  EXPECT_TRUE(contains(per_warp, "bar.warp.sync")) << "warp.sync before each warp's remote arrival";
+}
+
+// The minimal kernel: st.async v4.b32 completing on the other block's barrier, the cluster-scope
+// init fence and acquire, two cluster barriers, and the plain (unbounded) wait.
+TEST_F(HostCodegen, MinimalKernelUsesTheStandardCallsAndThePlainWait) {
+  const std::string k = lesson(kPair);
+  EXPECT_GE(course::count_matches(k, R"(st\.async\.weak\.shared::cluster\.mbarrier::complete_tx::bytes\.v4\.b32)"), 1);
+  EXPECT_EQ(course::count_matches(k, R"(mapa\.u64)"), 2) << "the inbox and the barrier";
+  EXPECT_TRUE(contains(k, "fence.mbarrier_init.release.cluster"));
+  EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta"));
+  EXPECT_GE(course::count_matches(k, R"(mbarrier\.try_wait\.parity\.acquire\.cluster)"), 1);
+  EXPECT_EQ(course::count_matches(k, R"(mbarrier\.try_wait\.parity\.acquire\.cta)"), 0);
+  EXPECT_EQ(course::count_matches(k, "barrier.cluster.wait"), 2) << "after the init and before exit";
+  EXPECT_FALSE(contains(k, "%globaltimer")) << "the minimal kernel's wait is the plain one";
+  EXPECT_TRUE(contains(k, ".reqnctapercluster 2, 1, 1"));
 }
 
 TEST_F(HostCodegen, PlainStoreVariantUsesGenericStoresAndClusterBarriers) {
-  const std::string k = lesson(kStores);
+  const std::string k = lab(kStores);
   EXPECT_TRUE(contains(k, "mapa.u64"));
   EXPECT_GE(course::count_matches(k, R"(\tst\.v4\.u32)"), 1) << "16-byte stores through the mapped (generic) address";
   EXPECT_TRUE(contains(k, "barrier.cluster.arrive"));
@@ -480,45 +444,6 @@ TEST_F(HostCodegen, LaunchStylesAndTheLabsTwoBufferSweepRunTheLessonsCode) {
   EXPECT_FALSE(contains(lab(sweep(1)), ".reqnctapercluster"));
 }
 
-// The store-width rows send with st.async .b32 (4 bytes) and .v2.b32 (8 bytes) and no v4.b32, and
-// nothing else changes: the barrier, fence, cluster-barrier and elect instructions, in order, are
-// those of the lab's two-buffer sweep kernel (the lesson's stas_ring_launch_ex), the waits included.
-std::vector<std::string> sync_ops(const std::string& body) {
-  std::vector<std::string> kept;
-  for (const std::string& op : course::ptx_instructions(body)) {
-    for (const char* prefix : {"mbarrier", "barrier.", "bar.", "fence", "elect", "mapa"}) {
-      if (op.rfind(prefix, 0) == 0) {
-        kept.push_back(op);
-        break;
-      }
-    }
-  }
-  return kept;
-}
-
-TEST_F(HostCodegen, StoreWidthRowsSendFourAndEightBytesPerStAsyncAndSynchroniseAsTheLesson) {
-  const std::string stas = R"(st\.async\.weak\.shared::cluster\.mbarrier::complete_tx::bytes)";
-  const std::string b32 = lab(kStoreWidth4), v2 = lab(kStoreWidth8);
-  EXPECT_GE(course::count_matches(b32, stas + R"(\.b32 )"), 1) << "st.async .b32: 4 bytes";
-  EXPECT_EQ(course::count_matches(b32, stas + R"(\.v[24]\.)"), 0) << "no vector form in the 4-byte row";
-  EXPECT_GE(course::count_matches(v2, stas + R"(\.v2\.b32 )"), 1) << "st.async .v2.b32: 8 bytes";
-  EXPECT_EQ(course::count_matches(v2, stas + R"(\.(v4\.)?b32 )"), 0) << "no 4- or 16-byte form in the 8-byte row";
-  const int lesson_v4 = course::count_matches(lab(sweep(2)), stas + R"(\.v4\.b32 )");
-  EXPECT_EQ(lesson_v4, course::count_matches(lab(sweep(2)), stas)) << "the lesson's ring: v4.b32 only";
-  EXPECT_GE(lesson_v4, 1);
-  EXPECT_EQ(course::count_matches(b32, stas), 4 * lesson_v4) << "four st.async where the lesson has one";
-  EXPECT_EQ(course::count_matches(v2, stas), 2 * lesson_v4) << "two st.async where the lesson has one";
-  const std::vector<std::string> lesson_ops = sync_ops(lab(sweep(2)));
-  EXPECT_GE(lesson_ops.size(), 10u) << "too few barrier instructions found";
-  const std::pair<const char*, std::string> rows[] = {{"stas_ring_b32_c8", b32}, {"stas_ring_v2_b32_c8", v2}};
-  for (const auto& [name, k] : rows) {
-    EXPECT_EQ(sync_ops(k), lesson_ops) << name;
-    EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << name;
-    EXPECT_TRUE(contains(k, "%globaltimer")) << name << ": the waits are bounded";
-    EXPECT_FALSE(contains(k, ".reqnctapercluster")) << name << ": launched like stas_ring_s2_c8";
-  }
-}
-
 // The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
 // missing). STAS.128 is st.async v4.b32; SYNCS.ARRIVE.TRANS64.RED an arrive on an mbarrier of
 // another block; SYNCS.PHASECHK.TRANS64 the phase waits; UCGABAR_ARV / UCGABAR_WAIT the cluster
@@ -530,8 +455,8 @@ TEST_F(HostCodegen, MachineCodeOnHopperShowsStasRemoteArrivesAndClusterBarriers)
     EXPECT_FALSE(body.empty()) << "no kernel " << part << " in the sm_90 machine code";
     return body;
   };
-  std::vector<std::string> rings = {kRing2, kRing1, kAnyCluster, kWarpRelease};
-  for (int s = 1; s <= 4; ++s) rings.push_back(sweep(s));
+  std::vector<std::string> rings = {kRing2, kRing1, kAnyCluster};
+  for (int s = 1; s <= 2; ++s) rings.push_back(sweep(s));
   for (const std::string& part : rings) {
     const std::string k = sass_of(part);
     EXPECT_GE(course::count_matches(k, R"(STAS\.128)"), 1) << part;
@@ -541,12 +466,6 @@ TEST_F(HostCodegen, MachineCodeOnHopperShowsStasRemoteArrivesAndClusterBarriers)
     EXPECT_GE(course::count_matches(k, "UCGABAR_WAIT"), 1) << part;
     EXPECT_GE(course::count_matches(k, "ELECT"), 1) << part;
   }
-  // st.async .b32 is STAS, .v2.b32 STAS.64 (a pair of registers), .v4.b32 STAS.128.
-  const std::string b32 = sass_of(kStoreWidth4), v2 = sass_of(kStoreWidth8);
-  EXPECT_GE(course::count_matches(b32, R"(\sSTAS\s)"), 1) << "4-byte STAS";
-  EXPECT_EQ(course::count_matches(b32, R"(STAS\.(64|128))"), 0);
-  EXPECT_GE(course::count_matches(v2, R"(STAS\.64)"), 1) << "8-byte STAS";
-  EXPECT_EQ(course::count_matches(v2, R"(\sSTAS\s|STAS\.128)"), 0);
   const std::string stores = sass_of(kStores);
   EXPECT_GE(course::count_matches(stores, R"(ST\.E\.128)"), 1);
   EXPECT_GE(course::count_matches(stores, "UCGABAR_ARV"), 1);
@@ -560,7 +479,7 @@ class Sm90_StasCluster : public course::GpuTest, public ::testing::WithParamInte
  protected:
   Sm90_StasCluster() : GpuTest(chapter_info().requirement) {}
   course::Comparison run_shape(const RingShape& shape) {
-    Problem problem(shape);
+    Problem problem = problem_for(GetParam().launch, shape);
     return verify(GetParam().launch, problem);
   }
 };
@@ -582,7 +501,7 @@ TEST_P(Sm90_StasCluster, MoreClustersThanFitAtOnce) {
 }
 
 TEST_P(Sm90_StasCluster, RepeatedRunsGiveTheSameBits) {
-  Problem problem({4, kClusterBlocks, 37});
+  Problem problem = problem_for(GetParam().launch, {4, kClusterBlocks, 37});
   for (int run = 0; run < 3; ++run) {
     const course::Comparison result = verify(GetParam().launch, problem);
     ASSERT_TRUE(result.ok()) << "run " << run << ": " << result.summary() << '\n' << result.first;
@@ -693,9 +612,7 @@ TEST_F(Sm90_StasClusterLimits, LargestReportedClusterRunsEveryRing) {
       {"lab, 1 buffer", lab::stas_ring_any_cluster_kernel<1>, lab::sweep<1>},
       {"lab, 2 buffers", lab::stas_ring_any_cluster_kernel<2>, lab::sweep<2>},
       {"lab, 3 buffers", lab::stas_ring_any_cluster_kernel<3>, lab::sweep<3>},
-      {"lab, 4 buffers", lab::stas_ring_any_cluster_kernel<4>, lab::sweep<4>},
-      {"lab, st.async .b32", lab::stas_ring_store_width_kernel<4>, &launch_ex<lab::stas_ring_store_width_kernel<4>>},
-      {"lab, st.async .v2.b32", lab::stas_ring_store_width_kernel<8>, &launch_ex<lab::stas_ring_store_width_kernel<8>>}};
+      {"lab, 4 buffers", lab::stas_ring_any_cluster_kernel<4>, lab::sweep<4>}};
   for (const Ring& ring : rings) {
     const unsigned size = largest_cluster(ring.kernel);
     ASSERT_GE(size, 1u) << ring.name;
