@@ -1,4 +1,5 @@
-// 08_swizzle, second lesson: the guide's 8 x 8 int4 transpose, complete, without and with the swizzle.
+// 08_swizzle, the first program: the guide's 8 x 8 int4 transpose, complete, without and with
+// the swizzle. It is the chapter's minimal kernel, in the standard API only.
 //
 // What you learn: the guide's own swizzle example (4.11.2.2.5), made into a program that runs: a
 // TMA load brings an 8 x 8 tile of 16-byte int4 elements into shared memory, eight threads write
@@ -6,18 +7,15 @@
 // store puts that buffer at the mirrored tile of the output. Without a swizzle the eight stores of
 // a step all hit one chunk column, eight-way conflicts; with CU_TENSOR_MAP_SWIZZLE_128B the
 // element (i, j) sits at chunk ((i + offset) % 8) ^ j, and loads and stores are conflict-free.
-// What the guide leaves out or gets wrong (README, "Differences from the guide"): the store's
-// coordinates, the election, the barrier's fence, the offset of a buffer that does not start
-// on the pattern, its index relation for the 64B and 32B modes.
-// What changed from swizzle.cu: one block of eight threads per 1 KiB tile, no pipeline; the same
-// matrix (read as int4 elements, four floats each), the same swizzle function.
+// What the guide leaves out (REFERENCE.md, "Differences from the guide"): the store's
+// coordinates, the barrier's fence, the offset of a buffer that does not start on the pattern.
+// What changed from 07: the maps get a swizzle mode; one block of eight threads per 1 KiB tile.
+// The pipelined fp32 transpose that follows is swizzle.cu.
 // Hardware: compute capability 9.0 (TMA tensor copies).
 // Run: build/08_swizzle/transpose_guide [--bench] [--variant=NAME] [--size=4M|64M|1G]
-// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#shared-memory-bank-swizzling
-// API: cuda::device::barrier_arrive_tx, barrier_native_handle https://nvidia.github.io/cccl/libcudacxx/extended_api/
-//      cuda::ptx::cp_async_bulk_tensor https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_bulk_tensor.html
-//      cooperative_groups::invoke_one https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/device-callable-apis.html
-#include <cooperative_groups.h>
+// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
+// API: https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives.html
+//      https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_bulk_tensor.html
 #include <cuda.h>  // CUtensorMap (types only: the driver library is never linked)
 #include <cuda/barrier>
 #include <cuda/ptx>
@@ -32,10 +30,8 @@
 #include "course/output.hpp"
 #include "course/pattern.hpp"
 #include "course/tensor_map.hpp"
-#include "course/wait.cuh"
 #include "swizzle_model.hpp"  // the swizzle, guide_load_index / guide_store_index, the bank model
 
-namespace cg = cooperative_groups;
 namespace ptx = cuda::ptx;
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 
@@ -44,7 +40,7 @@ using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 #pragma nv_diag_suppress static_var_with_dynamic_init
 
 constexpr int kGuideTileBytes = kGuideDim * kGuideDim * sizeof(int4);  // 1 KiB
-constexpr int kInt4Words = sizeof(int4) / sizeof(std::int32_t);        // the map sees an int4 as 4 x INT32
+constexpr int kInt4Words = sizeof(int4) / sizeof(std::int32_t);  // the map sees 4 x INT32
 static_assert(kGuideTileBytes == 1024, "one tile is exactly one repeat of the 128B pattern");
 
 // ---- Host reference -----------------------------------------------------------------------
@@ -64,11 +60,13 @@ std::vector<float> reference_int4_transpose(const std::vector<float>& in, int ro
 
 /// [guide_transpose_column]
 // Thread j's part of the guide's loop: step i moves element (i, j) of the tile to element (j, i)
-// of the transposed tile, each found through the swizzle of its own buffer (offsets: swizzle_offset).
-__host__ __device__ inline void guide_transpose_column(Swizzle mode, const int4* smem_tile, int4* smem_tile_tr, int j,
-                                                       int in_offset, int out_offset) {
+// of the transposed tile, each found through the swizzle of its own buffer (swizzle_offset).
+__host__ __device__ inline void guide_transpose_column(Swizzle mode, const int4* smem_tile,
+                                                       int4* smem_tile_tr, int j, int in_offset,
+                                                       int out_offset) {
   for (int i = 0; i < kGuideDim; ++i) {
-    smem_tile_tr[guide_store_index(mode, i, j, out_offset)] = smem_tile[guide_load_index(mode, i, j, in_offset)];
+    smem_tile_tr[guide_store_index(mode, i, j, out_offset)] =
+        smem_tile[guide_load_index(mode, i, j, in_offset)];
   }
 }
 /// [guide_transpose_column]
@@ -79,49 +77,52 @@ __host__ __device__ inline void guide_transpose_column(Swizzle mode, const int4*
 template <Swizzle kMode>
 __global__ void guide_int4_kernel(const __grid_constant__ CUtensorMap in_map,
                                   const __grid_constant__ CUtensorMap out_map) {
-  __shared__ alignas(1024) int4 smem_tile[kGuideDim][kGuideDim];  // the 128B pattern repeats every 1024 bytes
+  // The 128B pattern repeats every 1024 bytes: both tiles start where it starts.
+  __shared__ alignas(1024) int4 smem_tile[kGuideDim][kGuideDim];
   __shared__ alignas(1024) int4 smem_tile_tr[kGuideDim][kGuideDim];
   __shared__ block_barrier full_bar;  // phase 0 completes when the tile has landed
-  // TUTORIAL: cg::invoke_one runs the lambda on one thread of the group, chosen with elect.sync
-  // on compute capability 9.0. That predicate is uniform in the compiler's eyes: it knows
-  // exactly one lane goes in. `if (threadIdx.x == 0)` is a data-dependent branch to it, so the
-  // warp diverges and the compiler must assume any lane might take it. The group here is the
-  // block's 8 threads, all in one warp: coalesced_threads() names exactly the lanes present
-  // (an elect.sync over all 32 lanes would name lanes that do not exist).
-  cg::invoke_one(cg::coalesced_threads(), [&] {
-    init(&full_bar, 1);  // one arrival per phase: the elected thread's, which also announces the bytes
-    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // make the barrier visible to the TMA unit
-  });
+  std::uint64_t* full_word = cuda::device::barrier_native_handle(full_bar);  // its mbarrier
+  if (threadIdx.x == 0) {
+    init(&full_bar, 1);  // one arrival per phase: thread 0's, which also announces the bytes
+    // The TMA unit (the async proxy) will complete this barrier: make the init visible to it.
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+  }
   __syncthreads();  // nobody waits on the barrier before it is initialised
 
-  cg::invoke_one(cg::coalesced_threads(), [&] {
-    const std::int32_t coords[2] = {static_cast<std::int32_t>(blockIdx.x) * kInt4Words * kGuideDim,  // int32s
-                                    static_cast<std::int32_t>(blockIdx.y) * kGuideDim};              // rows
+  if (threadIdx.x == 0) {
+    const std::int32_t coords[2] = {static_cast<std::int32_t>(blockIdx.x) * kInt4Words * kGuideDim,
+                                    static_cast<std::int32_t>(blockIdx.y) * kGuideDim};  // {x, y}
     ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, &smem_tile, &in_map, coords,
-                              cuda::device::barrier_native_handle(full_bar));
+                              full_word);
     // arrive (the one expected arrival) and add the tile's bytes to what this phase waits for
     (void)cuda::device::barrier_arrive_tx(full_bar, 1, sizeof(smem_tile));
-  });
-  course::bounded_wait_parity(full_bar, false, {"full", 0, 0});  // phase 0: the 1 KiB has landed
+  }
+  // Every thread waits for phase 0 to complete: the 1 KiB has landed and is visible to it.
+  while (!ptx::mbarrier_try_wait_parity(full_word, 0)) {
+  }
 
   // The swizzle follows shared-memory addresses; the guide's formula gives each buffer's offset
   // (0 for both, with alignas(1024), but computed rather than assumed).
-  const int in_offset = swizzle_offset(kMode, static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_tile)));
-  const int out_offset = swizzle_offset(kMode, static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_tile_tr)));
+  const int in_offset =
+      swizzle_offset(kMode, static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_tile)));
+  const int out_offset =
+      swizzle_offset(kMode, static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_tile_tr)));
   for (int j = threadIdx.x; j < kGuideDim; j += blockDim.x) {
     guide_transpose_column(kMode, &smem_tile[0][0], &smem_tile_tr[0][0], j, in_offset, out_offset);
   }
-  ptx::fence_proxy_async(ptx::space_shared);  // this thread's stores become visible to the async proxy (TMA)
-  __syncthreads();                            // every thread's stores are done and fenced
+  ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared visible to the TMA store
+  __syncthreads();  // every thread's stores are done and fenced
 
-  cg::invoke_one(cg::coalesced_threads(), [&] {
+  if (threadIdx.x == 0) {
     // The guide leaves {x, y} undefined here: it is the mirrored tile, tile column y, tile row x.
     const std::int32_t coords[2] = {static_cast<std::int32_t>(blockIdx.y) * kInt4Words * kGuideDim,
                                     static_cast<std::int32_t>(blockIdx.x) * kGuideDim};
-    ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, &out_map, coords, &smem_tile_tr);
-    ptx::cp_async_bulk_commit_group();                    // close the bulk group holding this store
-    ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>());  // shared memory is read: the block may exit
-  });
+    ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, &out_map, coords,
+                              &smem_tile_tr);
+    ptx::cp_async_bulk_commit_group();  // close the bulk group holding this store
+    // shared memory is read: the block may exit
+    ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>());
+  }
 }
 /// [guide_kernel]
 
@@ -130,7 +131,8 @@ __global__ void guide_int4_kernel(const __grid_constant__ CUtensorMap in_map,
 struct GuideMaps {
   CUtensorMap in, out;  // host copies, passed by value as __grid_constant__ parameters
 };
-// Everything a launcher needs. in: rows x cols floats = rows x cols / 4 int4; out: cols / 4 x rows int4.
+// Everything a launcher needs. in: rows x cols floats = rows x cols / 4 int4; out: cols / 4 x rows
+// int4.
 struct Operands {
   const float* gmem_in = nullptr;
   float* gmem_out = nullptr;
@@ -144,16 +146,18 @@ struct Operands {
 GuideMaps guide_maps(const float* gmem_in, float* gmem_out, int rows, int cols, Swizzle mode) {
   constexpr CUtensorMapDataType kInt = CU_TENSOR_MAP_DATA_TYPE_INT32;
   constexpr int kBoxWords = kInt4Words * kGuideDim;
-  return {course::encode_tiled(matrix_request(kInt, gmem_in, rows, cols, kGuideDim, kBoxWords, mode)),
-          course::encode_tiled(matrix_request(kInt, gmem_out, cols / kInt4Words, kInt4Words * rows, kGuideDim,
-                                              kBoxWords, mode))};
+  return {
+      course::encode_tiled(matrix_request(kInt, gmem_in, rows, cols, kGuideDim, kBoxWords, mode)),
+      course::encode_tiled(matrix_request(kInt, gmem_out, cols / kInt4Words, kInt4Words * rows,
+                                          kGuideDim, kBoxWords, mode))};
 }
 /// [guide_maps]
 
 template <Swizzle kMode>
 void launch_guide(const Operands& ops) {
   const GuideMaps& maps = kMode == Swizzle::none ? ops.plain : ops.swizzled;
-  const dim3 grid(ops.cols / kInt4Words / kGuideDim, ops.rows / kGuideDim);  // one block per 8 x 8 int4 tile
+  // one block per 8 x 8 int4 tile
+  const dim3 grid(ops.cols / kInt4Words / kGuideDim, ops.rows / kGuideDim);
   guide_int4_kernel<kMode><<<grid, kGuideThreads>>>(maps.in, maps.out);
   COURSE_CHECK_LAUNCH();
 }
@@ -165,16 +169,21 @@ struct Variant {
   Launch launch;
 };
 const Variant kVariants[] = {
-    {"guide_int4_unswizzled", "the guide's 8x8 int4 tile transpose, no swizzle (8-way store conflicts)",
+    {"guide_int4_unswizzled",
+     "the guide's 8x8 int4 tile transpose, no swizzle (8-way store conflicts)",
      &launch_guide<Swizzle::none>},
-    {"guide_int4_swizzled", "the guide's 8x8 int4 tile transpose with the 128B swizzle", &launch_guide<Swizzle::b128>},
+    {"guide_int4_swizzled", "the guide's 8x8 int4 tile transpose with the 128B swizzle",
+     &launch_guide<Swizzle::b128>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
 
 struct Problem {
   Problem(int rows, int cols)
-      : rows(rows), cols(cols), host_in(static_cast<std::size_t>(rows) * cols), gmem_in(host_in.size()),
+      : rows(rows),
+        cols(cols),
+        host_in(static_cast<std::size_t>(rows) * cols),
+        gmem_in(host_in.size()),
         gmem_out(host_in.size()) {
     course::fill_pattern(host_in);  // position-dependent, so a misplaced element shows
     gmem_in.upload(host_in.data());
@@ -182,7 +191,9 @@ struct Problem {
   }
   // The maps of input and output, encoded once per problem, not per launch.
   Operands operands() const {
-    const auto maps = [&](Swizzle mode) { return guide_maps(gmem_in.data(), gmem_out.data(), rows, cols, mode); };
+    const auto maps = [&](Swizzle mode) {
+      return guide_maps(gmem_in.data(), gmem_out.data(), rows, cols, mode);
+    };
     return {gmem_in.data(), gmem_out.data(), rows, cols, maps(Swizzle::none), maps(Swizzle::b128)};
   }
   int rows, cols;
@@ -215,8 +226,10 @@ course::ChapterInfo chapter_info() {
   info.program = "transpose_guide";
   info.title = "08 swizzle, transpose_guide: the guide's 8 x 8 int4 tile transpose";
   info.explanation =
-      "The N x N fp32 matrix of the chapter read as N x N/4 int4 elements, transposed one 8 x 8 tile\n"
-      "per block of 8 threads as in the guide: TMA load, transpose in shared memory, TMA store to the\n"
+      "The N x N fp32 matrix of the chapter read as N x N/4 int4 elements, transposed one 8 x 8 "
+      "tile\n"
+      "per block of 8 threads as in the guide: TMA load, transpose in shared memory, TMA store to "
+      "the\n"
       "mirrored tile; without a swizzle and with the 128B swizzle. Tables: swizzle_model.hpp.";
   info.requirement = {9, 0, false, "TMA tensor copies (cp.async.bulk.tensor)"};
   info.verify_bytes = 4u << 20;  // 1024 x 1024
@@ -227,5 +240,7 @@ course::ChapterInfo chapter_info() {
 }
 
 #ifndef COURSE_NO_MAIN
-int main(int argc, char** argv) { return course::chapter_main(argc, argv, chapter_info(), kVariants, run); }
+int main(int argc, char** argv) {
+  return course::chapter_main(argc, argv, chapter_info(), kVariants, run);
+}
 #endif

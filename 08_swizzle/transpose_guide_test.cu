@@ -116,15 +116,9 @@ TEST(HostGuideReference, TheMapsDescribeTheInt4MatrixAsInt32Words) {
                                                             kInt4Words * kGuideDim + 4, Swizzle::b128)));
 }
 
-// Nothing measured before the split is lost: the guide's two variants are this lesson's.
-TEST(HostChapter, TheGuidesVariantsAreThisLessons) {
-  for (const char* name : {"guide_int4_unswizzled", "guide_int4_swizzled"}) {
-    const auto named = [&](const Variant& v) { return name == std::string(v.name); };
-    EXPECT_TRUE(std::any_of(std::begin(kVariants), std::end(kVariants), named)) << name;
-  }
-  EXPECT_LE(std::size(kVariants), 4u);
+// The program takes the chapter's sizes: square matrices of whole slabs.
+TEST(HostChapter, TheGuidesSizesAreTheChapters) {
   const course::ChapterInfo info = chapter_info();
-  EXPECT_EQ(std::string(info.program), "transpose_guide");
   EXPECT_FALSE(info.size_rule(info.verify_bytes));
   EXPECT_FALSE(info.size_rule(info.bench_bytes));
   EXPECT_TRUE(info.size_rule(3u << 20));
@@ -147,8 +141,9 @@ class HostCodegen : public ::testing::Test {
 const char* const kGuideKernels[] = {"guide_int4_kernelIL7Swizzle0E", "guide_int4_kernelIL7Swizzle3E"};
 
 // One tensor load (completing on the barrier by bytes) and one tensor store (a bulk group) per
-// tile; the store waits until shared memory is read; elect.sync picks the issuing lane; the
-// threads' st.shared are fenced for the async proxy; the int4 elements move 16 bytes at a time.
+// tile; the store waits until shared memory is read; every thread waits with the plain try_wait
+// loop of the minimal kernel; the threads' st.shared are fenced for the async proxy; the int4
+// elements move 16 bytes at a time.
 TEST_F(HostCodegen, TheGuidesKernelMovesTheTileWithTensorCopies) {
   for (const char* name : kGuideKernels) {
     const std::string k = kernel(name);
@@ -159,8 +154,8 @@ TEST_F(HostCodegen, TheGuidesKernelMovesTheTileWithTensorCopies) {
     EXPECT_TRUE(has(k, "cp.async.bulk.wait_group.read 0")) << name;
     EXPECT_TRUE(has(k, "fence.proxy.async.shared::cta")) << name;
     EXPECT_TRUE(has(k, "fence.mbarrier_init.release.cluster")) << name << ": the guide's snippet leaves this fence out";
-    EXPECT_TRUE(has(k, "elect.sync")) << name << ": cg::invoke_one should elect with elect.sync";
-    EXPECT_TRUE(has(k, "%globaltimer")) << name << ": a wait without a time limit";
+    EXPECT_TRUE(has(k, "mbarrier.try_wait.parity")) << name;
+    EXPECT_FALSE(has(k, "%globaltimer")) << name << ": the minimal kernel waits plainly";
     EXPECT_EQ(course::count_matches(k, R"(ld\.shared\.v4\.u32)"), kGuideDim) << name;
     EXPECT_EQ(course::count_matches(k, R"(st\.shared\.v4\.u32)"), kGuideDim) << name;
     EXPECT_EQ(course::count_matches(k, R"(ld\.global|st\.global)"), 0) << name << ": no element through registers";
