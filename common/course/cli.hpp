@@ -35,7 +35,7 @@ constexpr std::uint64_t kMaxSizeBytes = 16ull << 40;
 
 /// A command-line value as it is echoed in a message: at most 40 characters, the rest counted;
 /// a byte outside printable ASCII (a control character, a zero-width space, a byte that is not
-/// UTF-8) is written as \xNN, so that nothing echoed is invisible and JSON output stays valid.
+/// UTF-8) is written as `\xNN`, so that nothing echoed is invisible and JSON output stays valid.
 inline std::string shown(const std::string& value) {
   constexpr std::size_t kShown = 40;
   std::string visible;
