@@ -209,6 +209,16 @@ inline void store_box_model(float* matrix, const TensorLayout& t, int x, int y, 
 /// [tma_model]
 
 TENSORMAP_HOST_DEVICE inline float modify(float x) { return 2.0f * x; }  // exact; zero stays zero
+#ifdef __CUDACC__
+// The same computation on a box in shared memory: each thread of the block doubles float4 chunks.
+__device__ inline void modify_box(float* smem_box, int box_elems) {
+  float4* chunks = reinterpret_cast<float4*>(smem_box);
+  for (int c = threadIdx.x; c < box_elems / 4; c += blockDim.x) {
+    const float4 v = chunks[c];
+    chunks[c] = make_float4(modify(v.x), modify(v.y), modify(v.z), modify(v.w));
+  }
+}
+#endif
 
 // The reference: every tile of every tensor as the kernels do it, each box element through `op`
 // (the lesson's modify(); the lab's plain copies keep the value). What no store reaches (the
@@ -271,6 +281,43 @@ inline std::vector<TensorShape> uniform_shapes(std::size_t total_bytes, int num_
   return std::vector<TensorShape>(num_tensors, TensorShape{static_cast<int>(std::max<std::size_t>(rows, 1)),
                                                            kUniformCols, kUniformCols});
 }
+
+// ---- The life of a map edited on the device (the minimal kernel, edit_address) ----------------
+
+/// [map_life]
+// Where the map's 128 bytes are written and read, and by which proxy. TMA reads a map through
+// the tensormap proxy only; what the generic proxy wrote (st.global, tensormap.replace) reaches
+// it after a release and then an acquire of the map. A __grid_constant__ parameter needs neither.
+enum class MapOp { write, read, release, acquire };
+enum class MapProxy { host, generic, tensormap };
+struct MapStep {
+  const char* step;         // what happens to the map
+  const char* instruction;  // how the program does it
+  MapProxy proxy;           // who writes or reads it (a fence: the proxy it orders towards)
+  MapOp op;
+};
+inline std::vector<MapStep> edit_address_life() {
+  return {{"encode", "cuTensorMapEncodeTiled (host)", MapProxy::host, MapOp::write},
+          {"copy", "*gmem_map = out_map (st.global)", MapProxy::generic, MapOp::write},
+          {"edit", "tensormap.replace.global_address", MapProxy::generic, MapOp::write},
+          {"release", "fence.proxy.tensormap::generic.release", MapProxy::tensormap, MapOp::release},
+          {"acquire", "fence.proxy.tensormap::generic.acquire", MapProxy::tensormap, MapOp::acquire},
+          {"use", "cp.async.bulk.tensor (TMA load)", MapProxy::tensormap, MapOp::read}};
+}
+// The first step at which TMA reads the map while a generic write of it is not yet released
+// and then acquired, or -1 when every read sees the last write.
+inline int first_stale_read(const std::vector<MapStep>& steps) {
+  bool unreleased = false, unacquired = false;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const MapStep& s = steps[i];
+    if (s.op == MapOp::write && s.proxy == MapProxy::generic) unreleased = unacquired = true;
+    if (s.op == MapOp::release) unreleased = false;
+    if (s.op == MapOp::acquire && !unreleased) unacquired = false;
+    if (s.op == MapOp::read && s.proxy == MapProxy::tensormap && unacquired) return int(i);
+  }
+  return -1;
+}
+/// [map_life]
 
 // ---- PTX's numbers for the fields a template fixes ------------------------------------------
 

@@ -4,10 +4,13 @@
 // against the driver's, the guide's __device__ variable, and a stale byte count after a
 // replaced box diagnosed, not hung.
 #include "device_tensormap_lab.cu"  // the lab, which brings the lesson and the model
+#include "device_tensormap_figures.cpp"  // map_life_svg(), figures_main()
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <cstring>
 #include <iterator>
 #include <set>
@@ -265,24 +268,54 @@ TEST(HostTmaModel, TileByTileReferenceMatchesTheDirectFormula) {
   }
 }
 
-// The lab's plain copies: the same stores with the values unchanged.
-TEST(HostTmaModel, CopyReferenceKeepsTheValuesAndTheSameFootprint) {
-  const BatchPlan plan = plan_batch(kAwkwardBatch);
-  std::vector<float> in(plan.total_elems);
-  course::fill_pattern(in);
-  const std::vector<float> doubled = reference(in, plan);
-  const std::vector<float> copied = reference_with(in, plan, [](float x) { return x; });
-  const float poison = course::poison_value<float>();
-  std::size_t stored = 0;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    ASSERT_EQ(std::memcmp(&doubled[i], &poison, sizeof poison) == 0, std::memcmp(&copied[i], &poison, sizeof poison) == 0)
-        << "element " << i << ": the two references store different elements";
-    if (std::memcmp(&copied[i], &poison, sizeof poison) == 0) continue;
-    ++stored;
-    ASSERT_EQ(doubled[i], modify(copied[i])) << "element " << i;
-    ASSERT_TRUE(copied[i] == in[i] || copied[i] == 0.0f) << "element " << i << ": a value or the fill";
+// ---- The life of a map edited on the device, and its figure ------------------------------------
+
+TEST(HostMapLife, TheMinimalKernelsMapIsReleasedAndAcquiredBeforeTmaReadsIt) {
+  EXPECT_EQ(first_stale_read(edit_address_life()), -1);
+}
+
+TEST(HostMapLife, AMissingOrMisorderedFenceLeavesTheReadStale) {
+  const std::vector<MapStep> life = edit_address_life();
+  const int use = static_cast<int>(life.size()) - 1;
+  for (MapOp dropped : {MapOp::release, MapOp::acquire}) {
+    std::vector<MapStep> broken;
+    for (const MapStep& s : life) {
+      if (s.op != dropped) broken.push_back(s);
+    }
+    EXPECT_EQ(first_stale_read(broken), use - 1) << "without the " << (dropped == MapOp::release ? "release" : "acquire");
   }
-  EXPECT_GE(stored, batch_bytes_moved(plan) / 2 / sizeof(float)) << "every element of every matrix is stored";
+  std::vector<MapStep> swapped = life;
+  std::swap(swapped[3], swapped[4]);  // acquire before release
+  EXPECT_EQ(first_stale_read(swapped), use);
+  std::vector<MapStep> late_edit = life;
+  late_edit.insert(late_edit.end() - 1, life[2]);  // an edit after the fences
+  EXPECT_EQ(first_stale_read(late_edit), use + 1);
+}
+
+std::string figures_dir() { return std::filesystem::path(__FILE__).parent_path().string() + "/figures"; }
+
+TEST(HostFigures, CommittedSvgIsWhatTheFunctionDraws) {
+  const std::string path = figures_dir() + "/map_life.svg";
+  std::ifstream file(path, std::ios::binary);
+  const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(committed == map_life_svg())
+      << path << " differs from map_life_svg(); regenerate: "
+      << "build/09_device_tensormap/device_tensormap_figures 09_device_tensormap/figures";
+}
+
+TEST(HostFigures, EveryStepAndTheFencesAreDrawn) {
+  const std::string svg = map_life_svg();
+  for (const MapStep& s : edit_address_life()) EXPECT_NE(svg.find(svg_text(s.instruction)), std::string::npos);
+  EXPECT_NE(svg.find("viewBox=\"0 0 720 "), std::string::npos);
+  EXPECT_NE(svg.find("width=\"100%\""), std::string::npos);
+}
+
+TEST(HostFigures, BadArgumentsAreOneLineAndNonZero) {
+  std::ostringstream out, err;
+  EXPECT_EQ(figures_main({}, out, err), 2);
+  EXPECT_EQ(figures_main({"--bogus"}, out, err), 2);
+  EXPECT_EQ(figures_main({"/nonexistent/folder"}, out, err), 1);
+  EXPECT_EQ(figures_main({"--help"}, out, err), 0);
 }
 
 // ---- PTX's numbers for the fields ------------------------------------------------------------
@@ -348,7 +381,7 @@ TEST(HostChapter, TheLabTakesTheLessonsCommandLine) {
   EXPECT_TRUE(lab.requirement.arch_specific);
 }
 
-TEST(HostChapter, TheLabsRowsAreNamedOnceAndHoldTheLessonsReference) {
+TEST(HostChapter, EveryRowHasOneNameAndAOneLineSummary) {
   std::set<std::string> names;
   for (const lab::Variant& v : lab::kVariants) {
     EXPECT_TRUE(names.insert(v.name).second) << v.name << " twice";
@@ -356,42 +389,17 @@ TEST(HostChapter, TheLabsRowsAreNamedOnceAndHoldTheLessonsReference) {
     EXPECT_LE(std::string(v.summary).size(), 90u) << v.name << ": --help prints one line per row";
   }
   for (const Variant& v : kVariants) {
-    EXPECT_EQ(names.count(v.name) == 1, std::string(v.name) != "device_zero") << v.name;
+    EXPECT_LE(std::string(v.summary).size(), 120u) << v.name;
+    EXPECT_EQ(names.count(v.name), 0u) << v.name << ": a lesson variant, not measured again";
   }
-  EXPECT_EQ(names.count("in_block"), 1u) << "the .cta way of making maps is a row of the lab";
-}
-
-// Nothing measured is lost: every variant and row measured so far is a variant of the lesson or a
-// row of the lab, and the lesson stays within its four variants. The lesson's consumer once dealt
-// its tiles: that loop is the lab's tiles_dealt (and uniform_dealt, on the uniform batch). The
-// lab's tiles_in_order became the lesson's loop; the row stays, built from the lab's template.
-TEST(HostChapter, EveryEarlierRowIsInTheLessonOrTheLab) {
-  auto find = [](const std::string& name, const auto& table) {
-    return std::find_if(std::begin(table), std::end(table), [&](const auto& v) { return name == v.name; });
-  };
-  auto in_table = [&](const std::string& name, const auto& table) { return find(name, table) != std::end(table); };
-  for (const char* name : {"host_encoded", "device_template", "device_zero", "in_block", "acquire_sys",
-                           "acquire_every_tile", "consume_only", "constant_maps", "tiles_in_order", "tiles_dealt",
-                           "tma_copy", "tma_copy_in_order", "one_tensor", "uniform_batch", "uniform_dealt",
-                           "uniform_copy_in_order", "batch_of_32"}) {
-    EXPECT_TRUE(in_table(name, kVariants) || in_table(name, lab::kVariants)) << name;
-  }
-  EXPECT_LE(std::size(kVariants), 4u);
-  for (const char* name : {"tiles_dealt", "uniform_dealt"}) {
-    ASSERT_TRUE(in_table(name, lab::kVariants)) << name;
-    EXPECT_EQ(find(name, lab::kVariants)->launch, lab::launch_tiles_dealt) << name << ": the dealt loop";
-  }
-  EXPECT_EQ(find("tiles_in_order", lab::kVariants)->launch, lab::launch_tiles_in_order);
-  EXPECT_EQ(find("tma_copy", lab::kVariants)->launch, lab::launch_tma_copy) << "the dealt copy";
-  EXPECT_EQ(find("uniform_batch", lab::kVariants)->shapes, find("uniform_dealt", lab::kVariants)->shapes);
-  EXPECT_EQ(find("uniform_copy_in_order", lab::kVariants)->shapes, find("uniform_dealt", lab::kVariants)->shapes);
 }
 
 TEST(HostChapter, LabModelDescribesItsOtherBatches) {
   std::ostringstream text;
   lab::chapter_info().host_model(text);
   EXPECT_NE(text.str().find("all 16 maps pass"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("one_tensor: 1 tensors, 2 maps, 2048 tiles, boxes of 32.0 to 32.0 KiB"), std::string::npos)
+  EXPECT_NE(text.str().find("uniform_batch: 8 tensors, 16 maps, 2048 tiles, boxes of 32.0 to 32.0 KiB"),
+            std::string::npos)
       << text.str();
   EXPECT_NE(text.str().find("batch_of_32: 32 tensors, 64 maps,"), std::string::npos) << text.str();
 }
@@ -466,7 +474,7 @@ TEST_F(HostCodegen, TheTemplateEncoderReplacesOnlyWhatDiffersBetweenTensors) {
 }
 
 TEST_F(HostCodegen, TheZeroEncoderReplacesEveryField) {
-  const std::string k = lesson("encode_from_zero_kernel");
+  const std::string k = lab("encode_from_zero_kernel");
   for (const Field& field : kTensorFields) EXPECT_TRUE(has(k, full_replace(field))) << field.name;
   for (const Field& field : kFixedFields) EXPECT_TRUE(has(k, full_replace(field))) << field.name;
   EXPECT_TRUE(has(k, replace_of("elemtype") + ".b1024.b32 [")) << k;
@@ -477,12 +485,11 @@ TEST_F(HostCodegen, TheZeroEncoderReplacesEveryField) {
 }
 
 TEST_F(HostCodegen, EachConsumerAcquiresAtItsWritersScope) {
-  const std::pair<std::string, const char*> kernels[] = {{lesson("consume_host_maps_kernel"), "sys"},
+  const std::pair<std::string, const char*> kernels[] = {{lesson("edit_address_kernel"), "cta"},
+                                                         {lab("consume_host_maps_kernel"), "sys"},
                                                          {lesson("consume_device_maps_kernel"), "gpu"},
                                                          {lab("in_block_kernel"), "cta"},
-                                                         {lab("acquire_every_tile_kernel"), "gpu"},
-                                                         {lab("tiles_in_order_kernel"), "gpu"},
-                                                         {lab("tiles_dealt_kernel"), "gpu"}};
+                                                         {lab("acquire_every_tile_kernel"), "gpu"}};
   for (const auto& [k, scope] : kernels) {
     for (const char* other : {"sys", "gpu", "cta"}) {
       EXPECT_EQ(has(k, acquire_at(other)), std::string(other) == scope)
@@ -491,78 +498,69 @@ TEST_F(HostCodegen, EachConsumerAcquiresAtItsWritersScope) {
   }
   EXPECT_TRUE(has(lab("in_block_kernel"), kReleaseCta)) << "in_block releases its own maps at .cta";
   EXPECT_FALSE(has(lab("in_block_kernel"), kReleaseGpu));
-  for (const char* name : {"constant_maps_kernel", "tma_copy_kernel", "tma_copy_in_order_kernel"}) {
-    EXPECT_FALSE(has(lab(name), "fence.proxy.tensormap")) << name << ": maps in constant memory need no acquire";
-  }
+  EXPECT_FALSE(has(lab("constant_maps_kernel"), "fence.proxy.tensormap")) << "constant memory needs no acquire";
 }
 
 TEST_F(HostCodegen, ConsumersMoveTilesWithTensorCopiesOnly) {
   const std::pair<std::string, std::string> doubling[] = {
-      {"consume_host_maps_kernel", lesson("consume_host_maps_kernel")},
+      {"edit_address_kernel", lesson("edit_address_kernel")},
+      {"consume_host_maps_kernel", lab("consume_host_maps_kernel")},
       {"consume_device_maps_kernel", lesson("consume_device_maps_kernel")},
       {"in_block_kernel", lab("in_block_kernel")},
       {"acquire_every_tile_kernel", lab("acquire_every_tile_kernel")},
-      {"constant_maps_kernel", lab("constant_maps_kernel")},
-      {"tiles_in_order_kernel", lab("tiles_in_order_kernel")},
-      {"tiles_dealt_kernel", lab("tiles_dealt_kernel")}};
+      {"constant_maps_kernel", lab("constant_maps_kernel")}};
   for (const auto& [name, k] : doubling) {
     EXPECT_TRUE(has(k, kTileLoad)) << name;
     EXPECT_TRUE(has(k, kTileStore)) << name;
     EXPECT_TRUE(has(k, "mbarrier.arrive.expect_tx")) << name;
     EXPECT_TRUE(has(k, "fence.proxy.async.shared::cta")) << name << ": st.shared must be fenced before the store";
     EXPECT_TRUE(has(k, "cp.async.bulk.wait_group.read")) << name;
-    EXPECT_TRUE(has(k, "elect.sync")) << name << ": the TMA issuer is elected";
+    EXPECT_EQ(has(k, "elect.sync"), name != std::string("edit_address_kernel"))
+        << name << ": the TMA issuer is elected (the minimal kernel's is thread 0)";
     EXPECT_TRUE(has(k, "st.shared.v4.f32")) << name << ": the threads double the box in shared memory";
     EXPECT_FALSE(has(k, "st.global")) << name << ": no thread writes the output";
   }
-  for (const char* name : {"consume_host_maps_kernel", "consume_device_maps_kernel"}) {
-    EXPECT_FALSE(has(lesson(name), "tensormap.replace")) << name << " only reads maps";
-  }
-  for (const char* name : {"tma_copy_kernel", "tma_copy_in_order_kernel"}) {
-    const std::string k = lab(name);
-    EXPECT_TRUE(has(k, kTileLoad)) << name;
-    EXPECT_TRUE(has(k, kTileStore)) << name;
-    EXPECT_FALSE(has(k, "st.shared.v4.f32")) << name << ": a plain copy, no thread touches the box";
-    EXPECT_FALSE(has(k, "st.global")) << name;
-  }
+  EXPECT_FALSE(has(lesson("consume_device_maps_kernel"), "tensormap.replace")) << "it only reads maps";
+  EXPECT_FALSE(has(lab("consume_host_maps_kernel"), "tensormap.replace")) << "it only reads maps";
 }
 
-// The lesson's consumers and every lab kernel but the dealt ones take their tiles from the counter.
-TEST_F(HostCodegen, OnlyTheDealtRowsLeaveTheCounterAlone) {
+// The minimal kernel edits its map in global memory (tensormap.replace on .global, no
+// cp_fenceproxy), then fences: the release before the acquire, the acquire before the load.
+TEST_F(HostCodegen, TheMinimalEditReleasesThenAcquiresBeforeItsLoad) {
+  const std::string k = lesson("edit_address_kernel");
+  const std::size_t edit = k.find("tensormap.replace.tile.global_address.global.b1024.b64");
+  const std::size_t release = k.find("fence.proxy.tensormap::generic.release.cta");
+  const std::size_t acquire = k.find(acquire_at("cta"));
+  const std::size_t load = k.find(kTileLoad);
+  ASSERT_NE(edit, std::string::npos) << k;
+  ASSERT_NE(release, std::string::npos) << k;
+  ASSERT_NE(acquire, std::string::npos) << k;
+  ASSERT_NE(load, std::string::npos) << k;
+  EXPECT_LT(edit, release);
+  EXPECT_LT(release, acquire);
+  EXPECT_LT(acquire, load);
+  EXPECT_EQ(course::count_matches(k, R"(tensormap\.replace)"), 1) << "one field, the address";
+  EXPECT_FALSE(has(k, "tensormap.cp_fenceproxy")) << "the map never goes through shared memory";
+  EXPECT_EQ(course::count_matches(k, R"(atom(\.global)?\.add)"), 0) << "one block per box, no counter";
+}
+
+// Every consumer of the batch's maps takes its tiles from the counter, with one atomicAdd, and
+// past the last tile the leader completes the phase with a plain arrival (no expect-tx): that is
+// how the end reaches the block.
+TEST_F(HostCodegen, ConsumersTakeTilesFromTheCounterAndEndThroughTheBarrier) {
   const char* const take = R"(atom(\.global)?\.add\.u64)";
-  for (const char* name : {"consume_host_maps_kernel", "consume_device_maps_kernel"}) {
-    EXPECT_EQ(course::count_matches(lesson(name), take), 1) << name << ": one atomicAdd, where the leader takes a tile";
-  }
-  for (const auto& [name, taken] :
-       {std::pair{"in_block_kernel", true}, std::pair{"acquire_every_tile_kernel", true},
-        std::pair{"constant_maps_kernel", true}, std::pair{"tiles_in_order_kernel", true},
-        std::pair{"tma_copy_in_order_kernel", true}, std::pair{"tiles_dealt_kernel", false},
-        std::pair{"tma_copy_kernel", false}}) {
-    EXPECT_EQ(course::count_matches(lab(name), take) > 0, taken) << name;
+  const char* const plain_arrive = R"(mbarrier\.arrive\.release)";  // not arrive.expect_tx
+  const std::pair<const char*, std::string> consumers[] = {
+      {"consume_device_maps_kernel", lesson("consume_device_maps_kernel")},
+      {"consume_host_maps_kernel", lab("consume_host_maps_kernel")},
+      {"in_block_kernel", lab("in_block_kernel")},
+      {"acquire_every_tile_kernel", lab("acquire_every_tile_kernel")},
+      {"constant_maps_kernel", lab("constant_maps_kernel")}};
+  for (const auto& [name, k] : consumers) {
+    EXPECT_EQ(course::count_matches(k, take), 1) << name << ": one atomicAdd, where the leader takes a tile";
+    EXPECT_GT(course::count_matches(k, plain_arrive), 0) << name;
   }
   EXPECT_EQ(course::count_matches(lesson("encode_from_template_kernel"), take), 0) << "the encoder takes no tile";
-}
-
-// Past the last tile the leader completes the phase with a plain arrival (no expect-tx): that is
-// how the end reaches the block, in the lesson's loop and in both orders of the lab's.
-TEST_F(HostCodegen, TheEndOfTheTilesReachesTheBlockThroughTheBarrier) {
-  const char* const plain_arrive = R"(mbarrier\.arrive\.release)";  // not arrive.expect_tx
-  for (const char* name : {"consume_host_maps_kernel", "consume_device_maps_kernel"}) {
-    EXPECT_GT(course::count_matches(lesson(name), plain_arrive), 0) << name;
-  }
-  for (const char* name : {"tiles_in_order_kernel", "tiles_dealt_kernel", "tma_copy_kernel", "tma_copy_in_order_kernel"}) {
-    EXPECT_GT(course::count_matches(lab(name), plain_arrive), 0) << name;
-  }
-}
-
-// The lab's tiles_in_order row is the lesson's consumer built from the lab's template: the same
-// instructions in the same order (operands aside, which name the kernel, its labels and shared
-// variables). The dealt loop comes from the same template and differs in where tiles come from.
-TEST_F(HostCodegen, TheLabsInOrderTilesAreTheLessonsConsumer) {
-  const std::vector<std::string> taught = course::ptx_instructions(lesson("consume_device_maps_kernel"));
-  EXPECT_GT(taught.size(), 100u) << "too few instructions found";
-  EXPECT_EQ(taught, course::ptx_instructions(lab("tiles_in_order_kernel")));
-  EXPECT_NE(taught, course::ptx_instructions(lab("tiles_dealt_kernel"))) << "the dealt loop computes its tiles";
 }
 
 // The course moves data with TMA (cp.async.bulk), never with chapter 02's LDGSTS (cp.async.ca/cg).
@@ -660,7 +658,7 @@ TEST_P(Sm90a_DeviceTensormapLab, TimedLaunchesAfterTheCheckStayCorrect) {
   problem.lesson.gmem_out.poison();
   for (int run = 0; run < 3; ++run) v.launch(problem.buffers, 0);
   COURSE_CHECK(cudaDeviceSynchronize());
-  const course::Comparison result = problem.lesson.gmem_out.check(problem.expected(v.work));
+  const course::Comparison result = problem.lesson.gmem_out.check(problem.lesson.expected);
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
 }
 
@@ -676,11 +674,11 @@ class Sm90a_TilesInOrder : public course::GpuTest {
  protected:
   Sm90a_TilesInOrder() : GpuTest(chapter_info().requirement) {}
   template <class Kernel>
-  static void expect_correct_with_blocks(Kernel kernel, unsigned blocks, bool taken) {
+  static void expect_correct_with_blocks(Kernel kernel, unsigned blocks) {
     Problem p({{kTileRows, kTileCols, kTileCols}, {5, 12, 12}, {40, 300, 300}});  // 1 + 1 + 4 tiles
     ASSERT_EQ(p.plan.num_tiles, 6);
     p.gmem_out.poison();
-    lab::encode_on_device(p.buffers);
+    lab::encode_on_device<false>(p.buffers);
     COURSE_CHECK(cudaMemset(p.buffers.gmem_next_tile, 0, sizeof(unsigned long long)));
     kernel<<<blocks, kBlockThreads>>>(p.buffers.gmem_maps, p.buffers.batch, p.buffers.gmem_next_tile);
     COURSE_CHECK_LAUNCH();
@@ -689,15 +687,12 @@ class Sm90a_TilesInOrder : public course::GpuTest {
     EXPECT_TRUE(result.ok()) << blocks << " blocks: " << result.summary() << '\n' << result.first;
     unsigned long long takes = 0;
     COURSE_CHECK(cudaMemcpy(&takes, p.buffers.gmem_next_tile, sizeof takes, cudaMemcpyDeviceToHost));
-    EXPECT_EQ(takes, taken ? 6u + blocks : 0u) << blocks << " blocks";
+    EXPECT_EQ(takes, 6u + blocks) << blocks << " blocks";
   }
 };
 
 TEST_F(Sm90a_TilesInOrder, BlocksWithoutATileStopAtTheirFirstTake) {
-  for (unsigned blocks : {1u, 2u, 6u, 7u, 40u}) expect_correct_with_blocks(consume_device_maps_kernel, blocks, true);
-}
-TEST_F(Sm90a_TilesInOrder, DealtBlocksBeyondTheLastTileStopToo) {
-  for (unsigned blocks : {1u, 6u, 40u}) expect_correct_with_blocks(lab::tiles_dealt_kernel, blocks, false);
+  for (unsigned blocks : {1u, 2u, 6u, 7u, 40u}) expect_correct_with_blocks(consume_device_maps_kernel, blocks);
 }
 
 // A batch the maps cannot describe is refused with the host rules' sentences before any launch.
@@ -731,7 +726,7 @@ __global__ void load_one_box_kernel(const CUtensorMap* gmem_map, int box_cols, T
   }
   __syncthreads();  // visible to every thread
   if (is_leader) {
-    acquire_map<ptx::dot_scope::sys>(gmem_map);  // .sys holds every writer: the host or a kernel
+    GlobalMaps<ptx::dot_scope::sys>{gmem_map}.acquire(0);  // .sys holds every writer
     load_box(gmem_map, at, static_cast<std::uint32_t>(box_cols * kTileRows * sizeof(float)), smem_box, &full_bar);
   }
   course::bounded_wait_parity(&full_bar, 0, {"full", 0, 0});  // the whole box landed, fill included
@@ -744,13 +739,20 @@ class Sm90a_DeviceMaps : public course::GpuTest {
   Sm90a_DeviceMaps() : GpuTest(chapter_info().requirement) {}
   static std::size_t num_maps(const Problem& p) { return kMapsPerTensor * p.plan.tensors.size(); }
   // The maps of the batch as the driver encodes them on the host.
-  static std::vector<CUtensorMap> driver_maps(const Problem& p) { return lab::driver_maps(p.buffers); }
+  static std::vector<CUtensorMap> driver_maps(const Problem& p) {
+    std::vector<CUtensorMap> maps;
+    for (const TensorLayout& t : p.plan.tensors) {  // slot order: [2t] input, [2t + 1] output
+      maps.push_back(course::encode_tiled(tensor_request(p.buffers.gmem_in + t.offset_elems, t)));
+      maps.push_back(course::encode_tiled(tensor_request(p.buffers.gmem_out + t.offset_elems, t)));
+    }
+    return maps;
+  }
   // The maps as an encode kernel writes them into gmem_batch_maps (poisoned first).
   static std::vector<CUtensorMap> device_maps(const Problem& p, bool from_zero) {
     COURSE_CHECK(cudaMemset(p.buffers.gmem_maps, course::kPoisonByte, sizeof(CUtensorMap) * kMaxMaps));
     const unsigned count = static_cast<unsigned>(num_maps(p));
     if (from_zero) {
-      encode_from_zero_kernel<<<count, kWarpThreads>>>(p.buffers.batch, p.buffers.gmem_in, p.buffers.gmem_out,
+      lab::encode_from_zero_kernel<<<count, kWarpThreads>>>(p.buffers.batch, p.buffers.gmem_in, p.buffers.gmem_out,
                                                         p.buffers.gmem_maps);
     } else {
       encode_from_template_kernel<<<count, kWarpThreads>>>(p.buffers.template_map, p.buffers.batch, p.buffers.gmem_in,
@@ -872,7 +874,7 @@ __global__ void stale_byte_count_kernel(const __grid_constant__ CUtensorMap temp
   }
   __syncthreads();  // the map is released and the barrier initialised
   if (is_leader) {
-    acquire_map<ptx::dot_scope::cta>(gmem_map);
+    GlobalMaps<ptx::dot_scope::cta>{gmem_map}.acquire(0);
     load_box(gmem_map, {0, 0}, std::uint32_t{kTileElems * sizeof(float)}, smem_box, &full_bar);  // wrong: 32 rows
   }
   course::bounded_wait_parity(&full_bar, 0, {"full", 0, 0});
