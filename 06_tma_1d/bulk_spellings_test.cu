@@ -1,9 +1,9 @@
-// Tests for 06_tma_1d's second lesson, bulk_spellings.cu: the order rule of expect-tx played on a
-// model barrier (course::MbarrierModel), the prefetch distance, the variant table and the command
-// line (host); what each kernel compiles to for compute_90: mbarrier.expect_tx and no
-// arrive.expect_tx, the full cp.async.bulk.wait_group against the .read form, the L2 prefetch only
-// in its ring (PTX, and sm_90 machine code where cuobjdump can read it); every variant bit-exact on
-// the GPU at awkward sizes, past one prefetch window, in place and repeated; wait_group's read-back
+// Tests for 06_tma_1d's further lesson, bulk_spellings.cu: the order rule of expect-tx played on a
+// model barrier (course::MbarrierModel), the variant table and the command line (host); what each
+// kernel compiles to for compute_90: the arrival that carries the bytes, mbarrier.expect_tx and no
+// arrive.expect_tx, the full cp.async.bulk.wait_group against the .read form (PTX, and sm_90
+// machine code where cuobjdump can read it); every variant bit-exact on the GPU at awkward sizes,
+// in place and repeated; wait_group's read-back
 // covering every word without a mismatch, and catching a store that falls short; requests that break
 // a rule refused before launch; arrivals made before the expect-tx completing the phase before the
 // copy is even issued; an expect-tx larger than the copy diagnosed by the bounded wait.
@@ -82,41 +82,11 @@ TEST(HostBulkSpellingsExpectOrder, ArrivingBeforeTheExpectCompletesThePhaseWitho
 
 TEST(HostBulkSpellingsExpectOrder, OnePhaseCountsTheTileButNotAMebibyte) {
   EXPECT_LE(kTileBytes, kMaxTxBytes);
-  EXPECT_LE(kStageBytes, kMaxTxBytes);
   EXPECT_TRUE(is_legal_tile(kTileBytes));
   EXPECT_FALSE(is_legal_tile(std::size_t{1} << 20)) << "2^20 bytes do not fit one phase's transaction count";
 }
 
-// ---- The prefetch distance and the default size -----------------------------------------------
-
-TEST(HostBulkSpellingsPrefetch, OneWindowAheadIsFourTilesPerBlock) {
-  EXPECT_EQ(prefetch_ahead_tiles(1), 4u);
-  EXPECT_EQ(prefetch_ahead_tiles(132), 528u) << "an H100: one 4-stage ring per SM";
-  constexpr std::size_t kH100L2Bytes = 50u << 20;
-  EXPECT_LT(2 * prefetch_ahead_tiles(132) * kStageBytes, kH100L2Bytes)
-      << "the window in flight and the window prefetched fit the H100's L2 together";
-}
-
-TEST(HostBulkSpellingsPrefetch, TheDefaultRunPrefetchesAndEndsWithARaggedTile) {
-  const course::ChapterInfo info = chapter_info();
-  EXPECT_GT(num_tiles_of(info.verify_bytes, kStageBytes), prefetch_ahead_tiles(132))
-      << "on an H100 the default run must issue prefetches, the last tile's included";
-  EXPECT_GT(num_tiles_of(info.verify_bytes, kStageBytes), prefetch_ahead_tiles(148)) << "... and on 148 SMs";
-  EXPECT_EQ(tile_bytes_of(num_tiles_of(info.verify_bytes, kTileBytes) - 1, info.verify_bytes, kTileBytes), 48u);
-  EXPECT_EQ(tile_bytes_of(num_tiles_of(info.verify_bytes, kStageBytes) - 1, info.verify_bytes, kStageBytes), 48u);
-}
-
 // ---- The variant table and the command line -----------------------------------------------------
-
-TEST(HostBulkSpellings, FourNamedVariantsInTheLessonsOrder) {
-  std::vector<std::string> names;
-  for (const Variant& v : kVariants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"expect_tx_then_arrive", "wait_group", "prefetch_in_order", "prefetch_l2"}));
-  EXPECT_EQ(kVariants[0].tile_bytes, kTileBytes);
-  EXPECT_EQ(kVariants[1].tile_bytes, kTileBytes);
-  EXPECT_EQ(kVariants[2].tile_bytes, kStageBytes);
-  EXPECT_EQ(kVariants[3].tile_bytes, kStageBytes);
-}
 
 TEST(HostBulkSpellings, CommandLineAsInTheLesson) {
   const course::ChapterInfo info = chapter_info();
@@ -125,6 +95,8 @@ TEST(HostBulkSpellings, CommandLineAsInTheLesson) {
   EXPECT_EQ(info.bench_bytes, std::size_t{1} << 30);
   EXPECT_FALSE(info.size_rule(16));
   EXPECT_FALSE(info.size_rule(info.verify_bytes));
+  EXPECT_EQ(tile_bytes_of(num_tiles_of(info.verify_bytes, kTileBytes) - 1, info.verify_bytes, kTileBytes), 48u)
+      << "the default run ends on a ragged tile";
   ASSERT_TRUE(info.size_rule(4100));
   EXPECT_TRUE(contains(*info.size_rule(4100), "multiple of 16 bytes"));
   char program[] = "bulk_spellings", variant[] = "--variant=wait_group_read";
@@ -133,14 +105,13 @@ TEST(HostBulkSpellings, CommandLineAsInTheLesson) {
       << "the .read form is not a variant of its own: the other three use it";
 }
 
-TEST(HostBulkSpellings, TheHostModelPrintsTheRuleAndTheDistance) {
+TEST(HostBulkSpellings, TheHostModelPrintsTheRules) {
   std::ostringstream out;
   chapter_info().host_model(out);
   const std::string text = out.str();
   EXPECT_TRUE(contains(text, "expect-tx without arriving: before the issuing thread's own arrival, at most 1048575"))
       << text;
-  EXPECT_TRUE(contains(text, "132 blocks: 528 tiles, 16896 KiB")) << text;
-  EXPECT_TRUE(contains(text, "ring of 4 x 32 KiB: 131104 bytes per block")) << text;
+  EXPECT_TRUE(contains(text, "1025 elements, 4100 bytes")) << text;
 }
 
 // ---- What the compiler emits for compute_90 ----------------------------------------------------
@@ -159,13 +130,18 @@ class HostCodegen : public ::testing::Test {
 
 constexpr const char* kExpectKernel = "28expect_tx_then_arrive_kernel";
 constexpr const char* kWaitGroupKernel = "17wait_group_kernel";
-constexpr const char* kRing = "11ring_kernelILb0E";
-constexpr const char* kPrefetchRing = "11ring_kernelILb1E";
-const char* const kKernels[] = {kExpectKernel, kWaitGroupKernel, kRing, kPrefetchRing};
+constexpr const char* kArriveTxKernel = "22memcpy_async_tx_kernel";
+const char* const kKernels[] = {kArriveTxKernel, kExpectKernel, kWaitGroupKernel};
 constexpr const char* kExpectTx = "mbarrier.expect_tx.relaxed.cta.shared::cta.b64";
 constexpr const char* kWaitRead = "cp.async.bulk.wait_group.read 0";
 constexpr const char* kWaitFull = "cp.async.bulk.wait_group 0";
-constexpr const char* kPrefetchL2 = "cp.async.bulk.prefetch.L2.global";
+
+TEST_F(HostCodegen, MemcpyAsyncTxLeavesTheBytesToTheArrival) {
+  const std::string k = kernel(kArriveTxKernel);
+  EXPECT_TRUE(contains(k, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"));
+  EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64"));
+  EXPECT_FALSE(contains(k, "mbarrier.expect_tx")) << "no separate expect-tx: the arrival carries the bytes";
+}
 
 TEST_F(HostCodegen, ExpectTxThenArriveAnnouncesWithoutArrivingThenArrivesPlainly) {
   const std::string k = kernel(kExpectKernel);
@@ -178,7 +154,7 @@ TEST_F(HostCodegen, ExpectTxThenArriveAnnouncesWithoutArrivingThenArrivesPlainly
   EXPECT_FALSE(contains(k, "mbarrier.arrive.expect_tx")) << "no arrival carries bytes in this variant";
   EXPECT_LT(expect, copy) << "announce, then copy";
   EXPECT_LT(expect, arrive) << "the leader's expect-tx comes before its own arrival";
-  for (const char* name : {kWaitGroupKernel, kRing, kPrefetchRing}) {
+  for (const char* name : {kWaitGroupKernel, kArriveTxKernel}) {
     EXPECT_FALSE(contains(kernel(name), kExpectTx)) << name << ": its arrivals carry the bytes";
   }
 }
@@ -198,26 +174,11 @@ TEST_F(HostCodegen, WaitGroupWaitsForTheWritesThenReadsTheDestinationBack) {
 }
 
 TEST_F(HostCodegen, TheOtherKernelsWaitOnlyForTheirStoresToReadTheTile) {
-  for (const char* name : {kExpectKernel, kRing, kPrefetchRing}) {
+  for (const char* name : {kArriveTxKernel, kExpectKernel}) {
     const std::string k = kernel(name);
     EXPECT_TRUE(contains(k, kWaitRead)) << name;
     EXPECT_FALSE(contains(k, kWaitFull)) << name << ": no wait for the writes";
     EXPECT_FALSE(contains(k, "ld.global.v4")) << name << ": nothing read back";
-  }
-}
-
-TEST_F(HostCodegen, OnlyThePrefetchingRingPrefetchesAndOnlyAfterALoad) {
-  const std::string k = kernel(kPrefetchRing);
-  const std::size_t load = k.find("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes");
-  const std::size_t prefetch = k.find(kPrefetchL2);
-  ASSERT_NE(load, std::string::npos);
-  ASSERT_NE(prefetch, std::string::npos);
-  EXPECT_LT(load, prefetch) << "the prefetch is issued while the tile's own load is in flight";
-  EXPECT_EQ(course::count_matches(k, "cp\\.async\\.bulk\\.prefetch\\.L2\\.global"),
-            course::count_matches(k, "cp\\.async\\.bulk\\.shared::cta\\.global"))
-      << "one prefetch per load site (the four loads of the prime are unrolled)";
-  for (const char* name : {kExpectKernel, kWaitGroupKernel, kRing}) {
-    EXPECT_FALSE(contains(kernel(name), kPrefetchL2)) << name;
   }
 }
 
@@ -269,13 +230,6 @@ TEST_P(Sm90_BulkSpellings, OneTile) { expect_correct(GetParam().tile_bytes); }
 TEST_P(Sm90_BulkSpellings, SixteenBytesOnly) { expect_correct(16); }
 
 TEST_P(Sm90_BulkSpellings, ManyTilesWithARaggedLastTile) { expect_correct(777 * GetParam().tile_bytes + 48); }
-
-// For prefetch_l2: three windows of a ring per SM and more, so that prefetches are issued, the
-// ragged last tile's among them.
-TEST_P(Sm90_BulkSpellings, PastThreePrefetchWindowsWithARaggedLastTile) {
-  const std::size_t tiles = 3 * prefetch_ahead_tiles(static_cast<unsigned>(device().sm_count)) + 5;
-  expect_correct(tiles * GetParam().tile_bytes + 48);
-}
 
 TEST_P(Sm90_BulkSpellings, TheDefaultSize) { expect_correct(chapter_info().verify_bytes); }
 

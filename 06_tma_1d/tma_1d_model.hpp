@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -97,16 +98,20 @@ inline void require_bulk_copy_rules(const void* gmem_in, const void* gmem_out, s
 // ---- The plan of a prefetch ring --------------------------------------------------------------
 
 /// [smem_plan]
-// Dynamic shared memory of a ring: `stages` tiles, then one 8-byte barrier per stage (the tiles
-// are whole 16-byte units, so the barriers after them are 8-byte aligned).
+// Dynamic shared memory of a ring: `stages` tiles, then its 8-byte barriers (the tiles are whole
+// 16-byte units, so the barriers after them are 8-byte aligned). The lesson's ring has two per
+// stage (full, empty); the lab's rings freed by a block sync have one (full).
+constexpr std::size_t ring_smem_bytes(int stages, std::size_t stage_bytes, int barriers = 2) {
+  return stages * stage_bytes + stages * barriers * sizeof(std::uint64_t);
+}
 constexpr std::size_t prefetch_smem_bytes(int stages, std::size_t stage_bytes) {
-  return stages * stage_bytes + stages * sizeof(std::uint64_t);
+  return ring_smem_bytes(stages, stage_bytes, 1);
 }
 
 // The ring's dynamic shared memory must fit the per-block opt-in maximum.
 inline std::optional<std::string> smem_plan_problem(std::size_t smem_bytes, std::size_t optin_bytes) {
   if (smem_bytes <= optin_bytes) return std::nullopt;
-  return "the prefetch ring needs " + std::to_string(smem_bytes) +
+  return "the ring needs " + std::to_string(smem_bytes) +
          " bytes of shared memory per block; this GPU allows " + std::to_string(optin_bytes) +
          " (cudaDevAttrMaxSharedMemoryPerBlockOptin): use fewer or smaller stages";
 }
@@ -127,15 +132,151 @@ void print_host_model(std::ostream& out, std::size_t stage_bytes) {
       << "  shared buffers 16-byte aligned and barriers 8-byte aligned (compile time), at most " << kMaxTxBytes
       << " bytes per barrier phase\n"
       << "  example: " << *bulk_copy_problem(nullptr, nullptr, 4100) << '\n'
-      << "prefetch ring of " << kRingStages << " stages, stage/parity of a block's waits for its tiles 0..9: ";
+      << "ring of " << kRingStages << " stages, stage/parity of a block's waits for its tiles 0..9: ";
   course::StageCursor<kRingStages> cursor;
   for (int k = 0; k < 10; ++k, cursor.advance()) out << cursor.stage << '/' << cursor.phase << ' ';
   out << '\n';
   for (int stages = 1; stages <= 4; ++stages) {
-    const std::size_t smem = prefetch_smem_bytes(stages, stage_bytes);
+    const std::size_t smem = ring_smem_bytes(stages, stage_bytes);
     const std::size_t blocks = ring_blocks_per_sm_90(smem);
     out << "  ring of " << stages << " x " << stage_bytes / 1024 << " KiB: " << smem << " bytes per block, " << blocks
         << (blocks == 1 ? " block" : " blocks") << " per SM on 9.0, up to " << blocks * stages * stage_bytes / 1024
         << " KiB of loads in flight per SM\n";
   }
 }
+
+// ---- The data path of a bulk copy and its two proxies ------------------------------------------
+
+/// [data_path]
+// Threads reach memory through the generic proxy; the TMA unit reaches it through the async
+// proxy. Between two accesses to the same object from different proxies something must order
+// them: a proxy fence (generic -> async) or the mbarrier's completion (async -> generic). The
+// minimal kernel, step by step, as the figure draws it and proxy_order_problems() checks it.
+enum class Proxy { generic, async, fence, sync };  // who acts; fence and sync order, not access
+enum class Object { none, barrier, tile, gmem_out };
+struct PathStep {
+  const char* code;  // what the kernel writes
+  const char* what;  // who does it, and what it achieves (the figure's second line)
+  Proxy proxy;
+  Object writes;  // the object this step writes (through `proxy`), or none
+  Object reads;   // the object this step reads, or none
+  Object orders;  // a fence or wait: whose earlier accesses it makes visible to the other proxy
+};
+inline const std::vector<PathStep>& minimal_path() {
+  static const std::vector<PathStep> steps = {
+      {"mbarrier_init(&bar, 1)", "thread 0 writes the barrier", Proxy::generic, Object::barrier, Object::none,
+       Object::none},
+      {"fence_mbarrier_init(release, cluster)", "thread 0: the init, visible to the async proxy", Proxy::fence, Object::none,
+       Object::none, Object::barrier},
+      {"__syncthreads()", "all threads: the barrier is initialised", Proxy::sync, Object::none,
+       Object::none, Object::none},
+      // An mbarrier operation, not a plain write: after the fenced init it needs no other fence.
+      {"mbarrier_arrive_expect_tx(&bar, bytes)", "thread 0 arrives; the phase now waits for bytes", Proxy::generic, Object::none,
+       Object::barrier, Object::none},
+      {"cp_async_bulk: global -> tile", "TMA writes the tile, completes bytes on bar", Proxy::async, Object::tile,
+       Object::barrier, Object::none},
+      {"mbarrier_try_wait_parity(&bar, 0) until true", "all threads: phase 0 complete, the TMA's writes visible", Proxy::sync, Object::none,
+       Object::barrier, Object::tile},
+      {"tile[i] = 3 * tile[i] + 1", "all threads read and write the tile", Proxy::generic, Object::tile, Object::tile,
+       Object::none},
+      {"fence_proxy_async(shared)", "each thread: its writes, visible to the async proxy", Proxy::fence, Object::none, Object::none,
+       Object::tile},
+      {"__syncthreads()", "all threads have written and fenced", Proxy::sync, Object::none,
+       Object::none, Object::none},
+      {"cp_async_bulk: tile -> global", "TMA reads the tile, writes global memory", Proxy::async, Object::gmem_out,
+       Object::tile, Object::none},
+      {"commit_group; wait_group_read<0>", "thread 0: the store has read the tile", Proxy::sync, Object::none, Object::none,
+       Object::none},
+  };
+  return steps;
+}
+
+inline const char* object_name(Object object) {
+  switch (object) {
+    case Object::barrier: return "the barrier";
+    case Object::tile: return "the tile";
+    case Object::gmem_out: return "the output";
+    default: return "nothing";
+  }
+}
+
+// Every access by one proxy to an object last written by the other, with no step in between
+// that orders that object: one line each ("" when the path is sound).
+inline std::string proxy_order_problems(const std::vector<PathStep>& steps) {
+  std::string problems;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const PathStep& use = steps[i];
+    if (use.proxy != Proxy::generic && use.proxy != Proxy::async) continue;
+    for (const Object object : {use.reads, use.writes}) {
+      if (object == Object::none) continue;
+      bool ordered = false;
+      for (std::size_t j = i; j-- > 0;) {  // back to the last write of `object`
+        if (steps[j].orders == object) ordered = true;
+        if (steps[j].writes != object) continue;
+        if (steps[j].proxy != use.proxy && !ordered) {
+          problems += std::string(use.code) + " (" + (use.proxy == Proxy::async ? "async" : "generic") +
+                      " proxy) accesses " + object_name(object) + " written by " + steps[j].code +
+                      " with nothing ordering it in between\n";
+        }
+        break;
+      }
+    }
+  }
+  return problems;
+}
+
+// Text for an SVG element: &, < and > written as entities.
+inline std::string xml_text(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    out += c == '&' ? std::string("&amp;") : c == '<' ? std::string("&lt;")
+           : c == '>' ? std::string("&gt;") : std::string(1, c);
+  }
+  return out;
+}
+
+// The figure: the steps top to bottom, threads on the left (generic proxy), the TMA unit on the
+// right (async proxy), fences and waits across both, each with the object it orders.
+inline std::string data_path_svg(const std::vector<PathStep>& steps) {
+  constexpr int kWidth = 720, kTop = 70, kRow = 46, kLane = 340, kGap = 20, kLeft = 10;
+  const int height = kTop + static_cast<int>(steps.size()) * kRow + 40;
+  std::string svg;
+  char text[640];
+  auto put = [&](const char* format, auto... args) {
+    std::snprintf(text, sizeof text, format, args...);
+    svg += text;
+  };
+  put("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100%%\" viewBox=\"0 0 %d %d\" "
+      "font-family=\"DejaVu Sans, Arial, sans-serif\">\n", kWidth, height);
+  put("<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", kWidth, height);
+  put("<text x=\"%d\" y=\"24\" font-size=\"17\" font-weight=\"bold\">One tile through the "
+      "TMA: who touches what, through which proxy</text>\n", kLeft);
+  put("<text x=\"%d\" y=\"54\" font-size=\"14\" font-weight=\"bold\">threads: generic proxy"
+      "</text>\n", kLeft);
+  put("<text x=\"%d\" y=\"54\" font-size=\"14\" font-weight=\"bold\">TMA unit: async proxy"
+      "</text>\n", kLeft + kLane + kGap);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const PathStep& step = steps[i];
+    const int y = kTop + static_cast<int>(i) * kRow;
+    const bool across = step.proxy == Proxy::fence || step.proxy == Proxy::sync;
+    const int x = step.proxy == Proxy::async ? kLeft + kLane + kGap : kLeft;
+    const int w = across ? 2 * kLane + kGap : kLane;
+    const char* fill = step.proxy == Proxy::async    ? "#fdd9a0"
+                       : step.proxy == Proxy::fence ? "#f4b6b6"
+                       : step.proxy == Proxy::sync  ? "#e4e4e4"
+                                                    : "#bcd7f0";
+    put("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"5\" fill=\"%s\" "
+        "stroke=\"#333333\"%s/>\n", x, y, w, kRow - 8, fill,
+        step.proxy == Proxy::fence ? " stroke-dasharray=\"6 3\"" : "");
+    put("<text x=\"%d\" y=\"%d\" font-size=\"13\" font-family=\"DejaVu Sans Mono, monospace\">"
+        "%s</text>\n", x + 8, y + 16, xml_text(step.code).c_str());
+    const std::string note = step.what;
+    put("<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#333333\">%s</text>\n", x + 8,
+        y + 32, xml_text(note).c_str());
+  }
+  put("<text x=\"%d\" y=\"%d\" font-size=\"12\">blue: generic proxy; orange: async proxy; red, "
+      "dashed: proxy fence; grey: sync or wait</text>\n", kLeft, height - 14);
+  svg += "</svg>\n";
+  return svg;
+}
+/// [data_path]

@@ -5,10 +5,12 @@
 // and in order, and the largest shared-memory ring; requests that break a rule refused before
 // launch; the chapter's election against the library's; a wrong byte count diagnosed.
 #include "tma_1d_lab.cu"
+#include "tma_1d_figures.cpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -69,11 +71,11 @@ std::vector<std::string> unique_names(const Table& table) {
   return names;
 }
 
-TEST(HostTma1d, TheLabRecordsTheLessonsRingAsItsTimeline) {
+TEST(HostTma1d, TheLabRecordsTheCounterRingAsItsTimeline) {
   const course::ChapterInfo lesson = chapter_info(), lab = lab::chapter_info();
   EXPECT_FALSE(lesson.timeline) << "a lesson records no timeline";
   ASSERT_TRUE(lab.timeline);
-  EXPECT_EQ(lab.timeline_variant, "in_order_4_stages");
+  EXPECT_EQ(lab.timeline_variant, "counter_sync_ring");
   EXPECT_NE(std::find_if(std::begin(lab::kVariants), std::end(lab::kVariants),
                          [&](const Variant& v) { return v.name == lab.timeline_variant; }),
             std::end(lab::kVariants))
@@ -84,14 +86,8 @@ TEST(HostTma1d, TheLabRecordsTheLessonsRingAsItsTimeline) {
 }
 
 TEST(HostTma1d, LessonAndLabVariantNamesAreUniquePerProgram) {
-  EXPECT_EQ(unique_names(kVariants).size(), 4u) << "a lesson has at most 4 variants";
-  const std::vector<std::string> names = unique_names(lab::kVariants);
-  // Everything measured before the lesson and the lab were split is still measured in one of them.
-  for (const char* name : {"memcpy_async_global_barrier", "memcpy_async_align4", "memcpy_async_bytes",
-                           "prefetch_1_stage", "prefetch_2_stages", "prefetch_3_stages", "prefetch_4_stages",
-                           "in_order_3_stages", "in_order_4_stages"}) {
-    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
-  }
+  EXPECT_LE(unique_names(kVariants).size(), 4u) << "a lesson has at most 4 variants";
+  unique_names(lab::kVariants);
 }
 
 // ---- The tile plan ------------------------------------------------------------------------------
@@ -172,28 +168,30 @@ TEST(HostBulkCopyRules, RequireThrowsAUsageError) {
 
 TEST(HostSmemPlan, RingMustFitTheOptInMaximum) {
   constexpr std::size_t kH100OptIn = 232448;  // 227 KiB, cudaDevAttrMaxSharedMemoryPerBlockOptin on H100/H200
-  EXPECT_FALSE(smem_plan_problem(prefetch_smem_bytes(4, kStageBytes), kH100OptIn));
-  EXPECT_FALSE(smem_plan_problem(prefetch_smem_bytes(4, 56 * 1024), kH100OptIn));
-  EXPECT_FALSE(smem_plan_problem(0, kH100OptIn)) << "the single-stage kernels use no dynamic shared memory";
-  const auto broken = smem_plan_problem(prefetch_smem_bytes(4, 64 * 1024), kH100OptIn);
+  EXPECT_FALSE(smem_plan_problem(ring_smem_bytes(4, kStageBytes), kH100OptIn));
+  EXPECT_FALSE(smem_plan_problem(ring_smem_bytes(4, 56 * 1024), kH100OptIn));
+  EXPECT_FALSE(smem_plan_problem(0, kH100OptIn)) << "the single-tile kernels use no dynamic shared memory";
+  const auto broken = smem_plan_problem(ring_smem_bytes(4, 64 * 1024), kH100OptIn);
   ASSERT_TRUE(broken);
-  EXPECT_TRUE(contains(*broken, "262176 bytes")) << *broken;
+  EXPECT_TRUE(contains(*broken, "262208 bytes")) << *broken;
   EXPECT_TRUE(contains(*broken, "allows 232448")) << *broken;
 }
 
 TEST(HostSmemPlan, TilesComeFirstThenEightByteBarriers) {
-  EXPECT_EQ(prefetch_smem_bytes(2, kStageBytes), 2 * kStageBytes + 16);
-  EXPECT_EQ(kRingSmemBytes, 4 * kStageBytes + 32) << "the lesson's ring";
+  EXPECT_EQ(prefetch_smem_bytes(2, kStageBytes), 2 * kStageBytes + 16) << "one barrier per stage";
+  EXPECT_EQ(ring_smem_bytes(4, kStageBytes), 4 * kStageBytes + 64) << "the lesson's ring: full, empty";
   EXPECT_EQ(kStageBytes % kBulkAlignBytes, 0u) << "every stage starts 16-byte aligned";
   EXPECT_EQ((4 * kStageBytes) % alignof(std::uint64_t), 0u) << "the barriers after the tiles are 8-byte aligned";
 }
 
 TEST(HostSmemPlan, BlocksPerSmOnNinePointZeroForOneToFourStages) {
-  // The table of the chapter page: 6, 3, 2 and 1 blocks of 1, 2, 3 and 4 stages of 32 KiB.
-  EXPECT_EQ(ring_blocks_per_sm_90(prefetch_smem_bytes(1, kStageBytes)), 6u);
-  EXPECT_EQ(ring_blocks_per_sm_90(prefetch_smem_bytes(2, kStageBytes)), 3u);
-  EXPECT_EQ(ring_blocks_per_sm_90(prefetch_smem_bytes(3, kStageBytes)), 2u);
-  EXPECT_EQ(ring_blocks_per_sm_90(prefetch_smem_bytes(4, kStageBytes)), 1u);
+  // 6, 3, 2 and 1 blocks of 1, 2, 3 and 4 stages of 32 KiB; 4 stages of 56 KiB still fit one.
+  EXPECT_EQ(ring_blocks_per_sm_90(ring_smem_bytes(1, kStageBytes)), 6u);
+  EXPECT_EQ(ring_blocks_per_sm_90(ring_smem_bytes(2, kStageBytes)), 3u);
+  EXPECT_EQ(ring_blocks_per_sm_90(ring_smem_bytes(3, kStageBytes)), 2u);
+  EXPECT_EQ(ring_blocks_per_sm_90(ring_smem_bytes(4, kStageBytes)), 1u);
+  EXPECT_EQ(ring_blocks_per_sm_90(ring_smem_bytes(4, 56 * 1024)), 1u);
+  EXPECT_EQ(ring_blocks_per_sm_90(ring_smem_bytes(4, 57 * 1024)), 0u) << "no longer fits an SM";
 }
 
 TEST(HostSmemPlan, TheHostModelPrintsTheRulesTheWaitsAndThePlan) {
@@ -203,9 +201,9 @@ TEST(HostSmemPlan, TheHostModelPrintsTheRulesTheWaitsAndThePlan) {
   EXPECT_TRUE(contains(text, "at most 1048575 bytes per barrier phase")) << text;
   EXPECT_TRUE(contains(text, "1025 elements, 4100 bytes")) << text;
   EXPECT_TRUE(contains(text, "0/0 1/0 2/0 3/0 0/1 1/1 2/1 3/1 0/0 1/0")) << text;
-  EXPECT_TRUE(contains(text, "ring of 4 x 32 KiB: 131104 bytes per block, 1 block per SM on 9.0, up to 128 KiB"))
+  EXPECT_TRUE(contains(text, "ring of 4 x 32 KiB: 131136 bytes per block, 1 block per SM on 9.0, up to 128 KiB"))
       << text;
-  EXPECT_TRUE(contains(text, "ring of 1 x 32 KiB: 32776 bytes per block, 6 blocks per SM on 9.0, up to 192 KiB"))
+  EXPECT_TRUE(contains(text, "ring of 1 x 32 KiB: 32784 bytes per block, 6 blocks per SM on 9.0, up to 192 KiB"))
       << text;
 }
 
@@ -225,6 +223,73 @@ TEST(HostStageCursor, ParityFlipsOncePerRoundForOneToFourStages) {
   expect_cursor_sequence<2>();
   expect_cursor_sequence<3>();
   expect_cursor_sequence<4>();
+}
+
+// ---- The data path and its proxies (the model and the figure) ------------------------------
+
+TEST(HostDataPath, TheMinimalKernelOrdersEveryAccessAcrossProxies) {
+  EXPECT_EQ(proxy_order_problems(minimal_path()), "");
+}
+
+// The minimal path without the `count` steps whose code starts with `code`.
+std::vector<PathStep> without(const char* code, std::size_t count = 1) {
+  std::vector<PathStep> steps;
+  for (const PathStep& step : minimal_path()) {
+    if (std::string(step.code).rfind(code, 0) != 0) steps.push_back(step);
+  }
+  EXPECT_EQ(steps.size() + count, minimal_path().size()) << code;
+  return steps;
+}
+
+TEST(HostDataPath, EachFenceAndTheWaitIsWhatOrdersItsObject) {
+  const std::string no_init_fence = proxy_order_problems(without("fence_mbarrier_init"));
+  EXPECT_TRUE(contains(no_init_fence, "cp_async_bulk: global -> tile (async proxy) "
+                                      "accesses the barrier written by mbarrier_init(&bar, 1)"))
+      << no_init_fence;
+  const std::string no_proxy_fence = proxy_order_problems(without("fence_proxy_async"));
+  EXPECT_TRUE(contains(no_proxy_fence, "cp_async_bulk: tile -> global (async proxy) accesses "
+                                       "the tile written by tile[i] = 3 * tile[i] + 1"))
+      << no_proxy_fence;
+  const std::string no_wait = proxy_order_problems(without("mbarrier_try_wait_parity"));
+  EXPECT_TRUE(contains(no_wait, "tile[i] = 3 * tile[i] + 1 (generic proxy) accesses the tile written by "
+                                "cp_async_bulk: global -> tile"))
+      << no_wait;
+  EXPECT_EQ(proxy_order_problems(without("__syncthreads", 2)), "") << "block syncs order threads, not proxies";
+}
+
+std::string figures_dir() { return std::filesystem::path(__FILE__).parent_path().string() + "/figures"; }
+
+TEST(HostFigures, CommittedSvgIsWhatTheModelDraws) {
+  const std::string path = figures_dir() + "/tma_data_path.svg";
+  std::ifstream file(path, std::ios::binary);
+  ASSERT_TRUE(file) << "no " << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str(), data_path_svg(minimal_path()))
+      << path << " differs from data_path_svg(); regenerate: build/06_tma_1d/tma_1d_figures 06_tma_1d/figures";
+}
+
+TEST(HostFigures, TheFigureScalesAndHasABackground) {
+  const std::string svg = data_path_svg(minimal_path());
+  EXPECT_TRUE(contains(svg, "viewBox=\"0 0 720 "));
+  EXPECT_TRUE(contains(svg, "width=\"100%\""));
+  EXPECT_TRUE(contains(svg, "fill=\"#ffffff\""));
+  EXPECT_FALSE(contains(svg, "font-size=\"11\"")) << "text at least 12 units";
+}
+
+TEST(HostFigures, BadCommandLinesAreOneLineNamingTheRule) {
+  std::ostringstream out, err;
+  EXPECT_EQ(figures_main({"--output=x"}, out, err), 2);
+  EXPECT_TRUE(contains(err.str(), "unknown option '--output=x'")) << err.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(figures_main({}, out2, err2), 2);
+  EXPECT_TRUE(contains(err2.str(), "expected one argument")) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(figures_main({"/nonexistent/folder"}, out3, err3), 1);
+  EXPECT_TRUE(contains(err3.str(), "no folder")) << err3.str();
+  std::ostringstream out4, err4;
+  EXPECT_EQ(figures_main({"--help"}, out4, err4), 0);
+  EXPECT_EQ(out4.str().rfind("usage: tma_1d_figures DIR", 0), 0u) << out4.str();
 }
 
 // ---- What the compiler emits for compute_90 (PTX generated by the build) -------------------
@@ -263,16 +328,15 @@ class HostCodegen : public ::testing::Test {
 
 constexpr const char* kLoadBulkCluster = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes";
 constexpr const char* kLoadBulkCta = "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes";
-const char* const kLessonKernels[] = {"19memcpy_async_kernel", "22memcpy_async_tx_kernel", "20cp_async_bulk_kernel",
-                                     "24prefetch_in_order_kernel"};
+const char* const kLessonKernels[] = {"14minimal_kernel", "19memcpy_async_kernel", "ring_kernelILi4ELm32768E"};
+// The lab's own kernels (its ring_2_stages is the lesson's ring_kernel<2, ...>).
 const char* const kLabKernels[] = {
     "memcpy_async_fallback_kernelILm16ELb1E", "memcpy_async_fallback_kernelILm4ELb0E",
-    "memcpy_async_fallback_kernelILm1ELb0E",  "prefetch_kernelILi1E",
-    "prefetch_kernelILi2E",                   "prefetch_kernelILi3E",
-    "prefetch_kernelILi4E",                   "in_order_kernelILi2E",
-    "in_order_kernelILi3E"};
-const char* const kLabRings[] = {"prefetch_kernelILi1E", "prefetch_kernelILi2E", "prefetch_kernelILi3E",
-                                 "prefetch_kernelILi4E", "in_order_kernelILi2E", "in_order_kernelILi3E"};
+    "memcpy_async_fallback_kernelILm1ELb0E",  "sync_ring_kernelILi4ELNS_9TileOrderE0ELb0ELb0E",
+    "sync_ring_kernelILi4ELNS_9TileOrderE1ELb0ELb0E", "sync_ring_kernelILi4ELNS_9TileOrderE1ELb1ELb0E"};
+const char* const kLabRings[] = {"sync_ring_kernelILi4ELNS_9TileOrderE0ELb0ELb0E",
+                                 "sync_ring_kernelILi4ELNS_9TileOrderE1ELb0ELb0E",
+                                 "sync_ring_kernelILi4ELNS_9TileOrderE1ELb1ELb0E"};
 
 TEST_F(HostCodegen, MemcpyAsyncWithASharedMemoryBarrierIsABulkCopy) {
   const std::string k = lesson_kernel("19memcpy_async_kernel");
@@ -308,37 +372,36 @@ TEST_F(HostCodegen, MemcpyAsyncWithUnknownAlignmentIsASynchronousByteLoop) {
   EXPECT_FALSE(contains(k, kLoadBulkCluster));
 }
 
-TEST_F(HostCodegen, MemcpyAsyncTxLeavesTheBytesToTheArrival) {
-  const std::string k = lesson_kernel("22memcpy_async_tx_kernel");
-  EXPECT_TRUE(contains(k, kLoadBulkCluster));
-  EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64"));
-  EXPECT_FALSE(contains(k, "mbarrier.expect_tx")) << "no separate expect-tx: the arrival carries the bytes";
-}
-
-TEST_F(HostCodegen, CpAsyncBulkHasOneArrivalWithBytesAndParityWaits) {
-  const std::string k = lesson_kernel("20cp_async_bulk_kernel");
+TEST_F(HostCodegen, MinimalKernelHasOneArrivalWithBytesAndAParityWait) {
+  const std::string k = lesson_kernel("14minimal_kernel");
   EXPECT_TRUE(contains(k, kLoadBulkCta));
+  EXPECT_TRUE(contains(k, "mbarrier.init.shared.b64"));
+  EXPECT_TRUE(contains(k, "fence.mbarrier_init.release.cluster"));
   EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64"));
   EXPECT_TRUE(contains(k, "mbarrier.try_wait.parity.shared::cta.b64"));
-  EXPECT_FALSE(contains(k, "mbarrier.arrive.shared")) << "no arrival without bytes: count 1";
+  EXPECT_FALSE(contains(k, "mbarrier.arrive.release")) << "no arrival without bytes: count 1";
+  EXPECT_FALSE(contains(k, "globaltimer")) << "the plain wait, not the course's bounded one";
+}
+
+TEST_F(HostCodegen, RingHasFullAndEmptyBarriersANamedConsumerSyncAndNoCounter) {
+  const std::string k = lesson_kernel("ring_kernelILi4ELm32768E");
+  EXPECT_TRUE(contains(k, kLoadBulkCta));
+  EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << "full: bytes";
+  EXPECT_TRUE(contains(k, "mbarrier.arrive.release.cta.shared::cta.b64")) << "empty: a release";
+  EXPECT_TRUE(contains(k, "mbarrier.try_wait.parity.shared::cta.b64"));
+  EXPECT_TRUE(contains(k, "bar.sync 1, 256")) << "the consumer warps' own block sync";
+  EXPECT_FALSE(contains(k, "atom.global")) << "the ring strides over its tiles, no counter";
   for (const char* ring : kLabRings) {
     const std::string r = lab_kernel(ring);
     EXPECT_TRUE(contains(r, kLoadBulkCta)) << ring;
     EXPECT_TRUE(contains(r, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << ring;
+    EXPECT_TRUE(contains(r, "mbarrier.arrive.release.cta.shared::cta.b64")) << ring << ": none left";
     EXPECT_TRUE(contains(r, "mbarrier.try_wait.parity.shared::cta.b64")) << ring;
   }
-}
-
-TEST_F(HostCodegen, PrefetchInOrderTakesTilesFromACounterAndEndsWithAPlainArrival) {
-  const std::string k = lesson_kernel("24prefetch_in_order_kernel");
-  EXPECT_TRUE(contains(k, kLoadBulkCta));
-  EXPECT_TRUE(contains(k, "atom.global.add.u64")) << "the next tile comes from the counter in global memory";
-  EXPECT_TRUE(contains(k, "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")) << "a tile: bytes announced";
-  EXPECT_TRUE(contains(k, "mbarrier.arrive.release.cta.shared::cta.b64")) << "none left: an arrival without bytes";
-  EXPECT_TRUE(contains(k, "mbarrier.try_wait.parity.shared::cta.b64"));
-  EXPECT_FALSE(contains(k, "cp.async.cg")) << "no LDGSTS in a TMA ring";
-  EXPECT_TRUE(contains(lab_kernel("in_order_kernelILi3E"), "atom.global.add.u64"));
-  EXPECT_FALSE(contains(lab_kernel("prefetch_kernelILi4E"), "atom.global")) << "the dealt ring needs no counter";
+  EXPECT_FALSE(contains(lab_kernel(kLabRings[0]), "atom.global")) << "the dealt ring needs no counter";
+  EXPECT_TRUE(contains(lab_kernel(kLabRings[1]), "atom.global.add.u64")) << "the counter ring";
+  EXPECT_TRUE(contains(lab_kernel(kLabRings[2]), "cp.async.bulk.prefetch.L2.global"));
+  EXPECT_FALSE(contains(lab_kernel(kLabRings[1]), "cp.async.bulk.prefetch")) << "only one row prefetches";
 }
 
 TEST_F(HostCodegen, NoLessonKernelFallsBackToLdgsts) {
@@ -372,7 +435,7 @@ TEST_F(HostCodegen, EveryKernelWritesBackThroughAFencedBulkStore) {
 TEST_F(HostCodegen, LeadersAreElectedAndBarrierInitIsFenced) {
   for (const char* name : kLessonKernels) {
     const std::string k = lesson_kernel(name);
-    EXPECT_TRUE(contains(k, "elect.sync")) << name;
+    if (name != kLessonKernels[0]) EXPECT_TRUE(contains(k, "elect.sync")) << name;  // not minimal
     EXPECT_TRUE(contains(k, "fence.mbarrier_init.release.cluster")) << name;
   }
   for (const char* name : kLabKernels) {
@@ -386,19 +449,20 @@ TEST_F(HostCodegen, LeadersAreElectedAndBarrierInitIsFenced) {
 
 TEST_F(HostCodegen, MachineCodeHasTheBulkCopiesTheirGroupsFencesBarriersAndElection) {
   COURSE_SASS_OR_SKIP(sass, "sm_90");
-  const std::string cp_async_bulk = course::sass_kernel_body(sass, "20cp_async_bulk_kernel");
-  ASSERT_FALSE(cp_async_bulk.empty()) << "no cp_async_bulk_kernel in the sm_90 machine code";
+  const std::string minimal = course::sass_kernel_body(sass, "14minimal_kernel");
+  ASSERT_FALSE(minimal.empty()) << "no minimal_kernel in the sm_90 machine code";
   for (const char* pattern : {"UBLKCP\\.S\\.G", "UBLKCP\\.G\\.S", "UTMACMDFLUSH", "FENCE\\.VIEW\\.ASYNC\\.S",
-                              "SYNCS\\.ARRIVE\\.TRANS", "SYNCS\\.PHASECHK\\.TRANS", "ELECT"}) {
-    EXPECT_GE(course::count_matches(cp_async_bulk, pattern), 1) << pattern;
+                              "SYNCS\\.ARRIVE\\.TRANS", "SYNCS\\.PHASECHK\\.TRANS"}) {
+    EXPECT_GE(course::count_matches(minimal, pattern), 1) << pattern;
   }
   const std::string memcpy_async = course::sass_kernel_body(sass, "19memcpy_async_kernel");
   ASSERT_FALSE(memcpy_async.empty()) << "no memcpy_async_kernel in the sm_90 machine code";
   EXPECT_GE(course::count_matches(memcpy_async, "UBLKCP\\.S\\.G"), 1) << "cuda::memcpy_async issues a bulk copy";
-  const std::string ring = course::sass_kernel_body(sass, "24prefetch_in_order_kernel");
-  ASSERT_FALSE(ring.empty()) << "no prefetch_in_order_kernel in the sm_90 machine code";
-  EXPECT_GE(course::count_matches(ring, "UBLKCP\\.S\\.G"), 1);
-  EXPECT_GE(course::count_matches(ring, "UBLKCP\\.G\\.S"), 1);
+  const std::string ring = course::sass_kernel_body(sass, "ring_kernelILi4ELm32768E");
+  ASSERT_FALSE(ring.empty()) << "no ring_kernel<4, 32768> in the sm_90 machine code";
+  for (const char* pattern : {"UBLKCP\\.S\\.G", "UBLKCP\\.G\\.S", "ELECT"}) {
+    EXPECT_GE(course::count_matches(ring, pattern), 1) << pattern;
+  }
 }
 
 TEST_F(HostCodegen, MachineCodeOfTheGlobalBarrierFallbackIsSixteenByteLdgsts) {
@@ -467,7 +531,7 @@ const auto kVariantName = [](const auto& info) { return std::string(info.param.n
 INSTANTIATE_TEST_SUITE_P(Lesson, Sm90_Tma1d, ::testing::ValuesIn(kVariants), kVariantName);
 INSTANTIATE_TEST_SUITE_P(Lab, Sm90_Tma1d, ::testing::ValuesIn(lab::kVariants), kVariantName);
 
-// ---- On the GPU: ring sizes (the lab's rings, dealt and in order) ------------------------------
+// ---- On the GPU: ring sizes (the lesson's ring; the lab's rings freed by a block sync) ---------
 
 class Sm90_Tma1dRing : public course::GpuTest {
  protected:
@@ -481,58 +545,51 @@ class Sm90_Tma1dRing : public course::GpuTest {
                                << result.first;
     }
   }
-  template <int kRingStages, std::size_t kStageTileBytes>
-  static void expect_dealt_ring_correct() {
-    expect_correct("dealt ring", &lab::launch_prefetch<kRingStages, kStageTileBytes>, kStageTileBytes);
-  }
-  template <int kRingStages, std::size_t kStageTileBytes>
-  static void expect_in_order_ring_correct() {
-    expect_correct("in-order ring", &lab::launch_in_order<kRingStages, kStageTileBytes>, kStageTileBytes);
+  template <int kRingStages, std::size_t kRingStageBytes>
+  static void expect_ring_correct() {
+    expect_correct("full/empty ring", &launch_ring<kRingStages, kRingStageBytes>, kRingStageBytes);
   }
 };
 
 TEST_F(Sm90_Tma1dRing, OneToFourStages) {
-  expect_dealt_ring_correct<1, kStageBytes>();
-  expect_dealt_ring_correct<2, kStageBytes>();
-  expect_dealt_ring_correct<3, kStageBytes>();
-  expect_dealt_ring_correct<4, kStageBytes>();
+  expect_ring_correct<1, kStageBytes>();  // one stage: every load waits for the previous store
+  expect_ring_correct<2, kStageBytes>();
+  expect_ring_correct<3, kStageBytes>();
+  expect_ring_correct<4, kStageBytes>();
 }
 
-TEST_F(Sm90_Tma1dRing, SmallStagesManyBlocksPerSm) {
-  expect_dealt_ring_correct<2, 4096>();
-  expect_dealt_ring_correct<4, 16 * 1024>();
+TEST_F(Sm90_Tma1dRing, SmallStagesManyBlocksPerSmManyTilesPerBlock) {
+  expect_ring_correct<2, 4096>();
+  expect_ring_correct<4, 16 * 1024>();
 }
 
-TEST_F(Sm90_Tma1dRing, InOrderTwoToFourStagesAnySize) {
-  expect_in_order_ring_correct<2, 4096>();  // many blocks per SM, many tiles per block
-  expect_in_order_ring_correct<2, kStageBytes>();
-  expect_in_order_ring_correct<3, kStageBytes>();
-  expect_in_order_ring_correct<4, 16 * 1024>();
-  expect_correct("the lesson's prefetch_in_order", &launch_prefetch_in_order, kStageBytes);
+TEST_F(Sm90_Tma1dRing, RingsFreedByABlockSyncTwoToFourStages) {
+  using lab::TileOrder;
+  expect_correct("dealt, 2 stages", &lab::launch_sync_ring<2, TileOrder::dealt>, kStageBytes);
+  expect_correct("dealt, 3 stages", &lab::launch_sync_ring<3, TileOrder::dealt>, kStageBytes);
+  expect_correct("counter, 2 stages", &lab::launch_sync_ring<2, TileOrder::counter>, kStageBytes);
+  expect_correct("counter, 3 stages", &lab::launch_sync_ring<3, TileOrder::counter>, kStageBytes);
 }
 
 TEST_F(Sm90_Tma1dRing, LargestSharedMemoryRing) {
-  constexpr std::size_t kLargeStage = 56 * 1024;  // 4 x 56 KiB + 4 barriers = 229408 bytes
-  const std::size_t smem = prefetch_smem_bytes(4, kLargeStage);
+  constexpr std::size_t kLargeStage = 56 * 1024;  // 4 x 56 KiB + 8 barriers = 229440 bytes
+  const std::size_t smem = ring_smem_bytes(4, kLargeStage);
   ASSERT_LE(smem, device().smem_per_block_optin);
   EXPECT_GT(smem + 4 * 1024, device().smem_per_block_optin) << "no longer the largest 4-stage ring of whole KiB";
-  expect_dealt_ring_correct<4, kLargeStage>();
-  expect_in_order_ring_correct<4, kLargeStage>();
+  expect_ring_correct<4, kLargeStage>();
 }
 
 TEST_F(Sm90_Tma1dRing, TooLargeRingIsRefusedBeforeLaunch) {
-  for (const Launch launch : {&lab::launch_prefetch<4, 64 * 1024>, &lab::launch_in_order<4, 64 * 1024>}) {
-    Problem problem(64 * 1024);
-    problem.gmem_out.poison();
-    try {
-      launch(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_elems);
-      ADD_FAILURE() << "a ring of 4 x 64 KiB does not fit 227 KiB of shared memory and must be refused";
-    } catch (const course::UsageError& error) {
-      EXPECT_TRUE(contains(error.what(), "cudaDevAttrMaxSharedMemoryPerBlockOptin")) << error.what();
-    }
-    COURSE_CHECK(cudaDeviceSynchronize());
-    EXPECT_EQ(problem.gmem_out.check(problem.expected).untouched, problem.num_elems);
+  Problem problem(64 * 1024);
+  problem.gmem_out.poison();
+  try {
+    launch_ring<4, 64 * 1024>(problem.gmem_in.data(), problem.gmem_out.data(), problem.num_elems);
+    ADD_FAILURE() << "a ring of 4 x 64 KiB does not fit 227 KiB of shared memory and must be refused";
+  } catch (const course::UsageError& error) {
+    EXPECT_TRUE(contains(error.what(), "cudaDevAttrMaxSharedMemoryPerBlockOptin")) << error.what();
   }
+  COURSE_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(problem.gmem_out.check(problem.expected).untouched, problem.num_elems);
 }
 
 // ---- The library's election (course/elect.cuh) against this chapter's ----------------------
@@ -574,7 +631,7 @@ TEST_F(Sm90_Tma1dElection, TheLibraryElectsTheThreadThisChapterElects) {
 
 // ---- A wrong transaction count, stopped by the bounded wait ----------------------------------
 
-// cp_async_bulk_kernel with the leader announcing 16 bytes more than the copy delivers: the
+// The minimal kernel, persistent, with the leader announcing 16 bytes more than the copy delivers: the
 // transaction count never returns to zero, so phase 0 of full_bar never completes.
 __global__ void expect_too_many_bytes_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                                              std::size_t num_bytes) {
@@ -595,7 +652,7 @@ __global__ void expect_too_many_bytes_kernel(const std::uint32_t* gmem_in, std::
                          &full_bar);
     }
     course::bounded_wait_parity(&full_bar, phase, {"full", 0, phase});
-    modify_tile(smem_tile, bytes);
+    modify_tile(smem_tile, bytes, threadIdx.x, blockDim.x);
     write_back_tile(gmem_out + tile * kTileElems, smem_tile, bytes);
   }
 }
@@ -635,7 +692,7 @@ class Sm90_Tma1dTimeline : public course::GpuTest {
 TEST_F(Sm90_Tma1dTimeline, EveryRecordedTileMakesARoundTripAndTheNextIsInFlightBeforeItsRelease) {
   using course::timeline::Kind;
   Problem problem((32u << 20) / sizeof(std::uint32_t) + 12);  // about 8 tiles per block, a ragged last one
-  const lab::TimelineRun run = lab::record_in_order_ring(problem, 4, 16);
+  const lab::TimelineRun run = lab::record_counter_ring(problem, 4, 16);
   ASSERT_TRUE(run.result.ok()) << run.result.summary() << '\n' << run.result.first;
   EXPECT_EQ(course::timeline::round_trip_problems(run.events, kStages), "");
   for (std::uint32_t block = 0; block < 4; ++block) {
@@ -659,7 +716,7 @@ TEST_F(Sm90_Tma1dTimeline, EveryRecordedTileMakesARoundTripAndTheNextIsInFlightB
 
 TEST_F(Sm90_Tma1dTimeline, OnlyTheAskedBlocksAndIterationsAreRecorded) {
   Problem problem((8u << 20) / sizeof(std::uint32_t));
-  const lab::TimelineRun run = lab::record_in_order_ring(problem, 1, 1);
+  const lab::TimelineRun run = lab::record_counter_ring(problem, 1, 1);
   ASSERT_TRUE(run.result.ok()) << run.result.summary();
   ASSERT_EQ(run.events.size(), 4u) << "block 0's first tile: issue, land, consume, release";
   for (const course::timeline::Event& e : run.events) {
@@ -678,7 +735,7 @@ TEST_F(Sm90_Tma1dTimeline, WritesTheCsvTheScriptDraws) {
   std::ifstream file(opts.timeline);
   std::stringstream text;
   text << file.rdbuf();
-  EXPECT_EQ(text.str().rfind("# timeline: tma_1d_lab, variant in_order_4_stages, size 8388608 bytes", 0), 0u)
+  EXPECT_EQ(text.str().rfind("# timeline: tma_1d_lab, variant counter_sync_ring, size 8388608 bytes", 0), 0u)
       << text.str().substr(0, 200);
   // The header, then rows in time order: which recorded block comes first is the GPU's choice.
   EXPECT_TRUE(contains(text.str(), "\nblock,sm,role,stage,iteration,kind,t_ns\n"));

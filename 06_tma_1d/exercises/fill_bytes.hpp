@@ -1,6 +1,6 @@
 // Exercise 06.1 (CPU): what the leader announces when it fills a stage of the ring.
 //
-// The lesson's prefetch_in_order ring fills a stage in three steps: the leader takes the next
+// The lab's counter ring (counter_sync_ring) fills a stage in three steps: the leader takes the next
 // tile number from a counter, arrives on the stage's full barrier with expect-tx, and issues one
 // bulk copy of that tile. The barrier expects one arrival, so its phase completes when that
 // arrival has come and the transaction count is back at zero: every byte announced must be a

@@ -1,5 +1,5 @@
 // Grades exercise 06.1: the counts from fill_tx_bytes() are played on model barriers, one per stage
-// of every block, as the lesson's in-order ring uses them. Each block primes its stages, then
+// of every block, as the lab's counter ring (counter_sync_ring) uses them. Each block primes its stages, then
 // waits for them in ring order and refills each one it has consumed, until a stage says that no
 // tile is left. Every fill is one phase of its stage's barrier: the leader's arrival with the
 // announced bytes, then the copy's bytes landing 16 at a time. The phase must stay open until
@@ -67,7 +67,7 @@ std::string play_fill(course::MbarrierModel& bar, unsigned parity, unsigned long
   return "";
 }
 
-// The lesson's in-order ring, every block and stage, on model barriers.
+// The lab's counter ring, every block and stage, on model barriers.
 void replay(const Ring& ring) {
   const std::size_t num_tiles = num_tiles_of(ring.num_bytes, ring.stage_bytes);
   const std::size_t num_bars = static_cast<std::size_t>(ring.blocks) * ring.stages;

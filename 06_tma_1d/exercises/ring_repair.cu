@@ -1,6 +1,6 @@
 // Exercise 06.3 (GPU, compute capability 9.0): repair the ring's announcement.
 //
-// This is the lesson's prefetch_in_order ring, made smaller (4 stages of 8 KiB in static shared
+// This is the lab's counter ring (counter_sync_ring), made smaller (4 stages of 8 KiB in static shared
 // memory), with one thing wrong: what the leader announces on a stage's barrier when it fills the
 // stage. Run the test first. The bounded wait stops the kernel and names the barrier, the stage
 // and the phase that never completed. Work out which fills announce bytes that never arrive
