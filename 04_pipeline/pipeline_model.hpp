@@ -70,35 +70,58 @@ inline std::size_t guide_rule(std::size_t k, std::size_t n, int stages) {  // th
   return guide_pending_batches(k + stages, n, static_cast<std::size_t>(stages));
 }
 
+// Which fetches commit a group. A fetch of a real batch always does; `prime_every_stage`: the
+// prime commits kStages groups whatever the block's batch count (empty commits, or the guide's
+// prime, which fetches kStages batches without a check); `drain_empty`: the drain commits an
+// empty group per step when nothing is left to fetch.
+struct Commits {
+  bool prime_every_stage;
+  bool drain_empty;
+};
+constexpr Commits kCommitAlways{true, true};       // thread-scope pipeline, primitives
+constexpr Commits kRealBatchesOnly{false, false};  // the lesson's cooperative_groups kernel
+constexpr Commits kGuidesCgPrime{true, false};     // the guide's cooperative_groups kernel
+
 /// [commit_model]
-// One block's commits: every fetch of a real batch commits one group; with `empty_commits` the
-// prime and the drain also commit a group when nothing is left to fetch. Before computing each
-// batch k it asks `pending` how many groups wait_prior may leave in flight, and returns the
-// first problem: a count that wrapped around, a wait that does not cover batch k (a race), or,
-// with `exact`, a wait that also covers younger batches (lost overlap). "" when there is none.
-inline std::string wait_problem(std::size_t num_batches, int stages, bool empty_commits, const PendingRule& pending,
-                                bool exact = true) {
-  std::size_t committed = 0;  // groups committed so far; group g holds batch g while g < num_batches
-  for (int s = 0; s < stages; ++s) committed += (empty_commits || std::size_t(s) < num_batches) ? 1 : 0;
+// One block's commit sequence, replayed. Before computing each batch k it asks `pending` how
+// many groups wait_prior may leave in flight, and lists every problem: a count that wrapped
+// around, a wait that does not cover batch k (a race: the batch is computed before it has
+// surely landed), or, with `exact`, a wait that also covers younger batches (lost overlap).
+inline std::vector<std::string> wait_problems(std::size_t num_batches, int stages, Commits commits,
+                                              const PendingRule& pending, bool exact = true) {
+  std::vector<std::string> problems;
+  std::size_t committed = 0;  // groups committed so far; group g holds batch g (if g < n)
+  for (int s = 0; s < stages; ++s) {
+    if (commits.prime_every_stage || std::size_t(s) < num_batches) ++committed;
+  }
   for (std::size_t k = 0; k < num_batches; ++k) {
     const std::size_t allowed = pending(k, num_batches, stages);
     const std::size_t younger = committed - 1 - k;  // groups committed after batch k's
-    const std::string where = "batch " + std::to_string(k) + " of " + std::to_string(num_batches) + ", " +
-                              std::to_string(stages) + " stages: ";
-    if (allowed > num_batches + stages) return where + "pending count wrapped around to " + std::to_string(allowed);
-    if (allowed > younger) {
-      return where + "wait_prior(" + std::to_string(allowed) + ") leaves the batch in flight (only " +
-             std::to_string(younger) + " younger groups)";
+    const std::string where = "batch " + std::to_string(k) + " of " + std::to_string(num_batches) +
+                              ", " + std::to_string(stages) + " stages: ";
+    if (allowed > num_batches + stages) {
+      problems.push_back(where + "pending count wrapped around to " + std::to_string(allowed));
+    } else if (allowed > younger) {
+      problems.push_back(where + "wait_prior(" + std::to_string(allowed) +
+                         ") leaves the batch in flight (only " + std::to_string(younger) +
+                         " younger groups)");
+    } else if (exact && allowed < younger) {
+      problems.push_back(where + "wait_prior(" + std::to_string(allowed) +
+                         ") also waits for younger batches (" + std::to_string(younger) +
+                         " in flight)");
     }
-    if (exact && allowed < younger) {
-      return where + "wait_prior(" + std::to_string(allowed) + ") also waits for younger batches (" +
-             std::to_string(younger) + " in flight)";
-    }
-    if (empty_commits || k + stages < num_batches) ++committed;
+    if (commits.drain_empty || k + stages < num_batches) ++committed;  // the refill's commit
   }
-  return "";
+  return problems;
 }
 /// [commit_model]
+
+// The first problem of wait_problems(), "" when there is none.
+inline std::string wait_problem(std::size_t num_batches, int stages, Commits commits,
+                                const PendingRule& pending, bool exact = true) {
+  const std::vector<std::string> all = wait_problems(num_batches, stages, commits, pending, exact);
+  return all.empty() ? "" : all.front();
+}
 
 // ---- The schedule of one block ---------------------------------------------------------------
 

@@ -1,15 +1,17 @@
 // Tests for 04_pipeline: the model (one block's schedule, the pending-batch count against a
-// replay of the commit sequence, and the guide's formula, which underflows), what each kernel
-// of the lesson and the lab compiles to, every variant of the lesson and every row of the lab
-// bit-exact on the GPU for the batch counts where prime, steady state and drain meet, a broken
-// pipeline that is diagnosed instead of hanging; the grid rule on the CPU, and the grids the
-// launchers start, read back from the GPU.
-#include "pipeline_lab.cu"  // the lab, which brings the lesson and the model
+// replay of the commit sequence, the guide's formula and prologue), the concept figure, what
+// each kernel of the lesson and the lab compiles to, every variant of the lesson and every row
+// of the lab bit-exact on the GPU for the batch counts where prime, steady state and drain meet,
+// a broken pipeline that is diagnosed instead of hanging; the grid rule on the CPU, and the
+// grids the launchers start, read back from the GPU.
+#include "pipeline_lab.cu"      // the lab, which brings the lesson and the model
+#include "pipeline_figures.cpp"  // the concept figure
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -45,51 +47,21 @@ TEST(HostPipeline, SizeMustBeWholeBatches) {
   }
 }
 
-TEST(HostPipeline, LessonHasEachFlavourOnceAndTheLabEveryStageCountOfEach) {
-  const char* const flavours[] = {"cuda_pipeline", "thread_pipeline", "cg_memcpy_async", "pipeline_primitives"};
-  ASSERT_EQ(std::size(kVariants), std::size(flavours));
-  for (std::size_t i = 0; i < std::size(flavours); ++i) EXPECT_STREQ(kVariants[i].name, flavours[i]);
-  for (const char* flavour : flavours) {
-    for (int stages = 1; stages <= 4; ++stages) {
-      const std::string name = std::string(flavour) + "_s" + std::to_string(stages);
-      int found = 0;
-      for (const lab::Variant& v : lab::kVariants) found += (name == v.name && v.stages == stages) ? 1 : 0;
-      EXPECT_EQ(found, 1) << name;
-    }
-  }
-}
-
 TEST(HostPipeline, TheLabRecordsAThreeStageBlockScopePipelineAsItsTimeline) {
   const course::ChapterInfo lesson = chapter_info(), lab = lab::chapter_info();
   EXPECT_FALSE(lesson.timeline) << "a lesson records no timeline";
   ASSERT_TRUE(lab.timeline);
   int found = 0;
-  for (const lab::Variant& v : lab::kVariants) found += (lab.timeline_variant == v.name && v.stages == 3) ? 1 : 0;
-  EXPECT_EQ(found, 1) << lab.timeline_variant << ": a 3-stage row of the lab";
+  for (const lab::Variant& v : lab::kVariants) {
+    found += (lab.timeline_variant == v.name && v.stages == lab::kTimelineStages) ? 1 : 0;
+  }
+  EXPECT_EQ(found, 1) << lab.timeline_variant << ": the row the recorded kernel stands for";
   EXPECT_FALSE(lab.size_rule(lab.timeline_bytes));
   EXPECT_GE(lab.timeline_bytes / kBatchBytes, 132u * course::timeline::kDefaultIterations)
       << "on an H100 (132 SMs, one block each) every block has at least the recorded number of batches";
 }
 
-TEST(HostPipeline, TheLabKeepsTheResidentGridAsOneRowOfTheLessonsPrimitivesPipeline) {
-  int found = 0;
-  for (const lab::Variant& v : lab::kVariants) {
-    if (std::string(v.name) != "pipeline_primitives_resident") continue;
-    ++found;
-    EXPECT_EQ(v.stages, kStages) << "the lesson's stage count, on the lesson's grid before the batch grid";
-    EXPECT_EQ(v.launch, (&lab::launch_resident<lab::pipeline_primitives_kernel<kStages>, kStages>));
-  }
-  EXPECT_EQ(found, 1);
-}
-
 // ---- The grid rule (chapter 01's) ------------------------------------------------------------
-
-TEST(HostPipelineGrid, TheLessonTakesFourBatchesPerBlock) {
-  // The rule itself: course/batch_grid.hpp, tested by HostBatchGrid; here the chapter's use of it.
-  EXPECT_EQ(kBatchesPerBlock, 4);
-  EXPECT_GE(kBatchesPerBlock, kStages) << "a block of the lesson's grid fills its stages";
-  EXPECT_EQ(batch_grid((std::size_t{1} << 30) / kBatchBytes, kBatchesPerBlock), 32768u) << "1 GiB of 8 KiB batches";
-}
 
 // The kernels' own count of a block's batches (block_batch_count, here on the host) adds up to
 // every batch on the lesson's grid, and no block gets none or more than kBatchesPerBlock.
@@ -178,39 +150,130 @@ TEST(HostPendingBatches, Edges) {
 
 TEST(HostPendingBatches, ExactForEveryStageCountAndEdge) {
   for (int stages = 1; stages <= 4; ++stages) {
-    for (std::size_t n : edge_counts(stages)) EXPECT_EQ(wait_problem(n, stages, false, chapter_rule), "");
+    for (std::size_t n : edge_counts(stages)) EXPECT_EQ(wait_problem(n, stages, kRealBatchesOnly, chapter_rule), "");
   }
 }
 
 TEST(HostPendingBatches, TheGuidesFormulaUnderflows) {
   // 10 batches, 2 stages, computing batch 8: fetch_batch = 10 and 10 - 10 - 1 wraps around.
   EXPECT_EQ(guide_pending_batches(10, 10, 2), std::numeric_limits<std::size_t>::max());
-  EXPECT_EQ(wait_problem(10, 2, false, guide_rule, false),
+  EXPECT_EQ(wait_problem(10, 2, kRealBatchesOnly, guide_rule, false),
             "batch 8 of 10, 2 stages: pending count wrapped around to 18446744073709551615");
   // Fewer batches than stages: batch_size - num_stages wraps, the test passes, and the
-  // formula answers num_stages - 1 although fewer groups exist: the batch is never waited for.
+  // formula answers num_stages - 1 although fewer groups exist.
   EXPECT_EQ(guide_pending_batches(4, 3, 4), 3u);
-  EXPECT_EQ(wait_problem(3, 4, false, guide_rule, false),
-            "batch 0 of 3, 4 stages: wait_prior(3) leaves the batch in flight (only 2 younger groups)");
   // Before the drain it is not exact either: it gives up overlap one stage early.
-  EXPECT_EQ(wait_problem(10, 2, false, guide_rule), "batch 7 of 10, 2 stages: wait_prior(0) also waits for "
-                                                    "younger batches (1 in flight)");
+  EXPECT_EQ(wait_problem(10, 2, kRealBatchesOnly, guide_rule), "batch 7 of 10, 2 stages: wait_prior(0) also "
+                                                               "waits for younger batches (1 in flight)");
+}
+
+// Which batches the guide's formula leaves unwaited when a block has 3 batches and 4 stages
+// depends on the prime. The course's prime commits only the 3 batches that exist: batch 0 has
+// 2 younger groups, the formula says 3, so it is batch 0 (and every later one) that is never
+// waited for. The guide's own prime commits all 4 stages (reading past the end): batch 0 has 3
+// younger groups and is waited for exactly; batches 1 and 2 are the ones never waited for.
+TEST(HostPendingBatches, WhichBatchesTheGuidesFormulaMissesDependsOnThePrime) {
+  EXPECT_EQ(wait_problems(3, 4, kRealBatchesOnly, guide_rule, false),
+            (std::vector<std::string>{
+                "batch 0 of 3, 4 stages: wait_prior(3) leaves the batch in flight (only 2 younger groups)",
+                "batch 1 of 3, 4 stages: wait_prior(3) leaves the batch in flight (only 1 younger groups)",
+                "batch 2 of 3, 4 stages: wait_prior(3) leaves the batch in flight (only 0 younger groups)"}));
+  EXPECT_EQ(wait_problems(3, 4, kGuidesCgPrime, guide_rule, false),
+            (std::vector<std::string>{
+                "batch 1 of 3, 4 stages: wait_prior(3) leaves the batch in flight (only 2 younger groups)",
+                "batch 2 of 3, 4 stages: wait_prior(3) leaves the batch in flight (only 1 younger groups)"}));
+  // With enough batches the two primes commit the same groups, and the formula's problem is the
+  // wrap-around in the drain either way.
+  EXPECT_EQ(wait_problem(10, 2, kGuidesCgPrime, guide_rule, false),
+            wait_problem(10, 2, kRealBatchesOnly, guide_rule, false));
 }
 
 // ---- Why the other flavours commit even when nothing is left to fetch ------------------------
 
 TEST(HostCommitAlways, ConstantWaitPriorIsExactWithEmptyCommits) {
   for (int stages = 1; stages <= 4; ++stages) {
-    for (std::size_t n : edge_counts(stages)) EXPECT_EQ(wait_problem(n, stages, true, constant_rule), "");
+    for (std::size_t n : edge_counts(stages)) EXPECT_EQ(wait_problem(n, stages, kCommitAlways, constant_rule), "");
   }
 }
 
 TEST(HostCommitAlways, WithoutEmptyCommitsTheDrainIsNotWaitedFor) {
-  EXPECT_EQ(wait_problem(10, 4, false, constant_rule),
+  EXPECT_EQ(wait_problem(10, 4, kRealBatchesOnly, constant_rule),
             "batch 7 of 10, 4 stages: wait_prior(3) leaves the batch in flight (only 2 younger groups)");
-  EXPECT_EQ(wait_problem(1, 2, false, constant_rule),
+  EXPECT_EQ(wait_problem(1, 2, kRealBatchesOnly, constant_rule),
             "batch 0 of 1, 2 stages: wait_prior(1) leaves the batch in flight (only 0 younger groups)");
-  EXPECT_EQ(wait_problem(10, 1, false, constant_rule), "") << "one stage waits for everything anyway";
+  EXPECT_EQ(wait_problem(10, 1, kRealBatchesOnly, constant_rule), "") << "one stage waits for everything anyway";
+}
+
+// ---- The concept figure and the program that draws it ----------------------------------------
+
+TEST(HostFigures, CommittedSvgIsWhatTheModelDraws) {
+  const std::string path = std::filesystem::path(__FILE__).parent_path().string() + "/figures/" + kFigureName;
+  const std::string committed = course::read_text_file(path);
+  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
+  EXPECT_TRUE(committed == in_flight_svg())
+      << path << " differs from in_flight_svg(); regenerate: build/04_pipeline/pipeline_figures 04_pipeline/figures";
+}
+
+// The figure shows the model's state: each batch's dark bar (from its wait to its release) sits
+// in its stage's row, in the colour of the parity its wait checks. Batch 4 refills stage 0 in
+// round 1, batch 9 is in stage 1 in round 2 (parity 0 again). It scales to its column and has an
+// opaque background.
+TEST(HostFigures, DrawsEachBatchInItsStageAndParity) {
+  const std::string svg = in_flight_svg();
+  EXPECT_NE(svg.find("viewBox=\"0 0 720 "), std::string::npos);
+  EXPECT_NE(svg.find("width=\"100%\""), std::string::npos);
+  EXPECT_EQ(svg.find("<rect x=\"0\" y=\"0\" width=\"720\""), svg.find("<rect")) << "an opaque background first";
+  const auto dark_bar_of = [&](std::size_t batch) {
+    const std::size_t label = svg.find("fill=\"#ffffff\">" + std::to_string(batch) + "</text>");
+    EXPECT_NE(label, std::string::npos) << "batch " << batch;
+    const std::size_t rect = svg.rfind("<rect", label);
+    return svg.substr(rect, svg.find('>', rect) - rect);
+  };
+  for (const PipelineStep& s : pipeline_schedule<kFigureStages>(kFigureBatches)) {
+    const std::string bar = dark_bar_of(s.batch);
+    EXPECT_NE(bar.find("y=\"" + std::to_string(104 + 40 * s.stage + 8) + "\""), std::string::npos)
+        << "batch " << s.batch << " in stage " << s.stage << ": " << bar;
+    EXPECT_NE(bar.find(s.phase == 0 ? "#2171b5" : "#c44100"), std::string::npos)
+        << "batch " << s.batch << ", parity " << s.phase << ": " << bar;
+  }
+  EXPECT_NE(dark_bar_of(4).find("#c44100"), std::string::npos) << "round 1";
+  EXPECT_NE(dark_bar_of(9).find("y=\"152\""), std::string::npos) << "stage 1";
+}
+
+struct FiguresRun {
+  int code;
+  std::string out, err;
+};
+FiguresRun run_figures(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = figures_main(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(HostFigures, BadArgumentsAreOneLineAndExitTwo) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{}, {"a", "b"}, {"--output=x"}}) {
+    const FiguresRun r = run_figures(args);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("the only option is --help"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(run_figures({"--help"}).code, 0);
+  const std::string missing = (std::filesystem::temp_directory_path() / "pipeline_figures_none").string();
+  std::filesystem::remove_all(missing);
+  const FiguresRun r = run_figures({missing});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no folder '" + missing + "'"), std::string::npos) << r.err;
+}
+
+TEST(HostFigures, WritesTheFigureIntoTheFolder) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "pipeline_figures_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const FiguresRun r = run_figures({dir.string()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(course::read_text_file((dir / kFigureName).string()) == in_flight_svg());
+  std::filesystem::remove_all(dir);
 }
 
 // ---- What the compiler emits (PTX generated by the build; SASS of this executable) ----------
@@ -223,14 +286,13 @@ class HostCodegen : public ::testing::Test {
       lab_[arch] = course::chapter_ptx("pipeline_lab", arch);
     }
   }
-  // A kernel of the lesson (by its plain name) or of the lab (namespace lab, with its template arguments).
-  static std::string lesson_kernel(const std::string& arch, const std::string& name) {
-    const std::string body = course::ptx_kernel_body(lesson_.at(arch), std::to_string(name.size()) + name + "PKj");
-    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in pipeline.compute_" << arch << ".ptx";
+  // A kernel of the lesson's PTX by a part of its mangled name (kKernels below).
+  static std::string lesson_kernel(const std::string& arch, const std::string& part) {
+    const std::string body = course::ptx_kernel_body(lesson_.at(arch), part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in pipeline.compute_" << arch << ".ptx";
     return body;
   }
-  static std::string lab_kernel(const std::string& arch, const std::string& name, const std::string& args) {
-    const std::string part = "3lab" + std::to_string(name.size()) + name + "I" + args + "EE";
+  static std::string lab_kernel(const std::string& arch, const std::string& part) {
     const std::string body = course::ptx_kernel_body(lab_.at(arch), part);
     EXPECT_FALSE(body.empty()) << "no kernel " << part << " in pipeline_lab.compute_" << arch << ".ptx";
     return body;
@@ -239,27 +301,31 @@ class HostCodegen : public ::testing::Test {
   static inline std::map<std::string, std::string> lesson_, lab_;
 };
 
-const char* const kFlavours[] = {"cuda_pipeline_kernel", "thread_pipeline_kernel", "cg_memcpy_async_kernel",
-                                 "pipeline_primitives_kernel"};
-std::string stages_arg(int stages) { return "Li" + std::to_string(stages) + "E"; }
+// Mangled-name parts of the lesson's kernels and of the lab's own and instantiated ones.
+const char* const kMinimal = "23minimal_pipeline_kernelPKj";
+const char* const kCudaPipeline4 = "20cuda_pipeline_kernelILi4E8NoEventsE";
+const char* const kCudaPipeline3 = "20cuda_pipeline_kernelILi3E8NoEventsE";
+const char* const kCudaPipelineRecorded = "20cuda_pipeline_kernelILi3EN3lab13Thread0EventsE";
+const char* const kCg4 = "22cg_memcpy_async_kernelILi4EE";
+const char* const kCg1 = "22cg_memcpy_async_kernelILi1EE";
+const char* const kPrimitives = "26pipeline_primitives_kernelPKj";
+const char* const kThreadPipeline = "3lab22thread_pipeline_kernel";
+const char* const kLessonKernels[] = {kMinimal, kCudaPipeline4, kCg4, kPrimitives};
 
-// Every flavour copies with 16-byte LDGSTS that bypass L1 (cp.async.cg), and its compute phase
+// Every kernel copies with 16-byte LDGSTS that bypass L1 (cp.async.cg), and its compute phase
 // stores 16 bytes per thread; nothing goes through registers, nothing is a bulk copy.
-TEST_F(HostCodegen, EveryFlavourCopiesWithSixteenByteLdgstsOnBothArchitectures) {
+TEST_F(HostCodegen, EveryKernelCopiesWithSixteenByteLdgstsOnBothArchitectures) {
   const std::string ldgsts16 = R"(cp\.async\.cg\.shared\.global [^;]*, 16, 16;)";
   for (const char* arch : {"80", "90"}) {
-    for (const char* flavour : kFlavours) {
-      std::vector<std::pair<std::string, std::string>> kernels = {{"lesson", lesson_kernel(arch, flavour)}};
-      for (int s = 1; s <= 4; ++s) {
-        kernels.push_back({"lab s" + std::to_string(s), lab_kernel(arch, flavour, stages_arg(s))});
-      }
-      for (const auto& [which, k] : kernels) {
-        const std::string where = std::string(flavour) + " (" + which + "), compute_" + arch;
-        EXPECT_GE(course::count_matches(k, ldgsts16), 1) << where;
-        EXPECT_FALSE(has(k, "cp.async.bulk")) << where << ": a bulk copy";
-        EXPECT_FALSE(has(k, "ld.global")) << where << " should not copy through registers";
-        EXPECT_TRUE(has(k, "st.global.v4.u32")) << where << ": 16-byte stores in the compute phase";
-      }
+    std::vector<std::pair<std::string, std::string>> kernels;
+    for (const char* k : kLessonKernels) kernels.push_back({k, lesson_kernel(arch, k)});
+    for (const char* k : {kCudaPipeline3, kCg1, kThreadPipeline}) kernels.push_back({k, lab_kernel(arch, k)});
+    for (const auto& [name, k] : kernels) {
+      const std::string where = name + ", compute_" + arch;
+      EXPECT_GE(course::count_matches(k, ldgsts16), 1) << where;
+      EXPECT_FALSE(has(k, "cp.async.bulk")) << where << ": a bulk copy";
+      EXPECT_FALSE(has(k, "ld.global")) << where << " should not copy through registers";
+      EXPECT_TRUE(has(k, "st.global.v4.u32")) << where << ": 16-byte stores in the compute phase";
     }
   }
 }
@@ -268,11 +334,13 @@ TEST_F(HostCodegen, EveryFlavourCopiesWithSixteenByteLdgstsOnBothArchitectures) 
 // shared-memory cuda::barrier (chapter 02). Given a cuda::pipeline, libcu++ allows only the
 // cp.async group mechanism, so the same call stays LDGSTS: no cp.async.bulk anywhere.
 TEST_F(HostCodegen, OnHopperCudaPipelineStaysLdgsts) {
-  const std::string k = lesson_kernel("90", "cuda_pipeline_kernel");
-  EXPECT_FALSE(has(k, "mbarrier.expect_tx"));
-  EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.shared.b64"));
-  EXPECT_TRUE(has(k, "mbarrier.try_wait.parity")) << "9.0 waits with try_wait";
-  EXPECT_TRUE(has(lesson_kernel("80", "cuda_pipeline_kernel"), "mbarrier.test_wait.parity")) << "8.0 polls";
+  for (const char* name : {kMinimal, kCudaPipeline4}) {
+    const std::string k = lesson_kernel("90", name);
+    EXPECT_FALSE(has(k, "mbarrier.expect_tx")) << name;
+    EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.shared.b64")) << name;
+    EXPECT_TRUE(has(k, "mbarrier.try_wait.parity")) << name << ": 9.0 waits with try_wait";
+    EXPECT_TRUE(has(lesson_kernel("80", name), "mbarrier.test_wait.parity")) << name << ": 8.0 polls";
+  }
   for (const char* arch : {"80", "90"}) {
     EXPECT_FALSE(has(lesson_.at(arch), "cp.async.bulk")) << "pipeline.compute_" << arch << ".ptx";
     EXPECT_FALSE(has(lab_.at(arch), "cp.async.bulk")) << "pipeline_lab.compute_" << arch << ".ptx";
@@ -283,8 +351,8 @@ TEST_F(HostCodegen, OnHopperCudaPipelineStaysLdgsts) {
 // completes on the stage's full barrier when this thread's copies land) plus an arrive.
 TEST_F(HostCodegen, BlockScopePipelineTracksStagesWithBarriersNotGroups) {
   for (const char* arch : {"80", "90"}) {
-    std::vector<std::string> kernels = {lesson_kernel(arch, "cuda_pipeline_kernel")};
-    for (int s = 1; s <= 4; ++s) kernels.push_back(lab_kernel(arch, "cuda_pipeline_kernel", stages_arg(s)));
+    const std::string kernels[] = {lesson_kernel(arch, kMinimal), lesson_kernel(arch, kCudaPipeline4),
+                                   lab_kernel(arch, kCudaPipeline3)};
     for (const std::string& k : kernels) {
       EXPECT_TRUE(has(k, "cp.async.mbarrier.arrive.shared.b64")) << "producer_commit: arrive-on, on the full barrier";
       EXPECT_FALSE(has(k, "cp.async.commit_group"));
@@ -294,71 +362,70 @@ TEST_F(HostCodegen, BlockScopePipelineTracksStagesWithBarriersNotGroups) {
 }
 
 // cp.async.commit_group closes this thread's group of copies; cp.async.wait_group N waits until
-// at most N of its groups are pending. Both spellings give one constant wait, S - 1.
+// at most N of its groups are pending. The guide's thread-scope pipeline and the primitives
+// give the same: one constant wait, S - 1, and no barrier.
 TEST_F(HostCodegen, ThreadScopePipelineIsThePrimitivesInDisguise) {
-  for (int stages = 1; stages <= 4; ++stages) {
-    const std::string wait = "cp.async.wait_group " + std::to_string(stages - 1) + ";";
-    for (const char* flavour : {"thread_pipeline_kernel", "pipeline_primitives_kernel"}) {
-      std::vector<std::string> kernels = {lab_kernel("80", flavour, stages_arg(stages))};
-      if (stages == kStages) kernels.push_back(lesson_kernel("80", flavour));
-      for (const std::string& k : kernels) {
-        EXPECT_TRUE(has(k, "cp.async.commit_group")) << flavour << stages;
-        EXPECT_EQ(course::count_matches(k, R"(cp\.async\.wait_group)"), 1) << flavour << stages << ": one wait";
-        EXPECT_TRUE(has(k, wait)) << flavour << stages;
-        EXPECT_FALSE(has(k, "mbarrier")) << flavour << stages;
-      }
-    }
+  const std::string wait = "cp.async.wait_group " + std::to_string(kStages - 1) + ";";
+  const std::pair<const char*, std::string> kernels[] = {{kThreadPipeline, lab_kernel("80", kThreadPipeline)},
+                                                         {kPrimitives, lesson_kernel("80", kPrimitives)}};
+  for (const auto& [name, k] : kernels) {
+    EXPECT_TRUE(has(k, "cp.async.commit_group")) << name;
+    EXPECT_EQ(course::count_matches(k, R"(cp\.async\.wait_group)"), 1) << name << ": one wait";
+    EXPECT_TRUE(has(k, wait)) << name;
+    EXPECT_FALSE(has(k, "mbarrier")) << name;
   }
 }
 
 TEST_F(HostCodegen, CooperativeGroupsNeedsARunTimeCountInTheDrain) {
-  const std::string k = lesson_kernel("80", "cg_memcpy_async_kernel");
+  const std::string k = lesson_kernel("80", kCg4);
   for (int n = 0; n < kStages; ++n) EXPECT_TRUE(has(k, "cp.async.wait_group " + std::to_string(n) + ";")) << n;
 }
 
 TEST_F(HostCodegen, TheSyncwarpFixIsAWarpBarrierBeforeTheCommit) {
-  EXPECT_TRUE(has(lab_kernel("80", "entangled_commit_kernel", "Li4ELb1E"), "bar.warp.sync"));
-  EXPECT_FALSE(has(lab_kernel("80", "entangled_commit_kernel", "Li4ELb0E"), "bar.warp.sync"));
-  EXPECT_TRUE(has(lab_kernel("80", "entangled_arrive_kernel", "Li4ELb1E"), "bar.warp.sync"));
-  EXPECT_FALSE(has(lab_kernel("80", "entangled_arrive_kernel", "Li4ELb0E"), "bar.warp.sync"));
+  EXPECT_TRUE(has(lab_kernel("80", "entangled_commit_kernelILi4ELb1E"), "bar.warp.sync"));
+  EXPECT_FALSE(has(lab_kernel("80", "entangled_commit_kernelILi4ELb0E"), "bar.warp.sync"));
+  EXPECT_TRUE(has(lab_kernel("80", "entangled_arrive_kernelILi4ELb1E"), "bar.warp.sync"));
+  EXPECT_FALSE(has(lab_kernel("80", "entangled_arrive_kernelILi4ELb0E"), "bar.warp.sync"));
 }
 
-// The lab's four-stage rows run the lesson's kernels: the same instructions in the same order
-// (operands aside, which name the kernel, its labels and its shared variables).
-TEST_F(HostCodegen, TheLabsFourStageRowsAreTheLessonsKernels) {
-  static_assert(kStages == 4, "the lab's _s4 rows stand for the lesson");
+// The timeline instantiates the lesson's kernel with recording hooks; the lesson's own
+// instantiation (NoEvents) reads no SM id and touches no recorder: the hooks compile away.
+// (The clock is no marker: the bounded wait reads %globaltimer too.)
+TEST_F(HostCodegen, OnlyTheRecordedInstantiationRecords) {
   for (const char* arch : {"80", "90"}) {
-    for (const char* flavour : kFlavours) {
-      const std::vector<std::string> lesson = course::ptx_instructions(lesson_kernel(arch, flavour));
-      EXPECT_GT(lesson.size(), 50u) << flavour << ": too few instructions found";
-      EXPECT_EQ(lesson, course::ptx_instructions(lab_kernel(arch, flavour, stages_arg(4))))
-          << flavour << ", compute_" << arch;
+    for (const std::string& k : {lesson_kernel(arch, kCudaPipeline4), lab_kernel(arch, kCudaPipeline3)}) {
+      EXPECT_FALSE(has(k, "%smid")) << arch;
+      EXPECT_FALSE(has(k, "g_recorder")) << arch;
     }
+    EXPECT_TRUE(has(lab_kernel(arch, kCudaPipelineRecorded), "%smid")) << arch;
+    EXPECT_TRUE(has(lab_kernel(arch, kCudaPipelineRecorded), "g_recorder")) << arch;
   }
 }
 
 // The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
-// missing). LDGSTS.E.BYPASS.128 is the 16-byte cp.async.cg. The commit/wait-group flavours track
-// batches with LDGDEPBAR (commit_group) and DEPBAR.LE SB0, 0x3 (wait_group 3: at most three of
-// this thread's groups still pending). The block-scope cuda::pipeline completes them on its stage
-// barriers with the arrive-on (ARRIVES.LDGSTSBAR.64) and waits on those barriers
-// (SYNCS.PHASECHK). cuda::pipeline never takes the bulk-copy path: no UBLKCP anywhere.
+// missing). LDGSTS.E.BYPASS.128 is the 16-byte cp.async.cg. The primitives track batches with
+// LDGDEPBAR (commit_group) and DEPBAR.LE SB0, 0x3 (wait_group 3: at most three of this thread's
+// groups still pending). The block-scope cuda::pipeline completes them on its stage barriers with
+// the arrive-on (ARRIVES.LDGSTSBAR.64) and waits on those barriers (SYNCS.PHASECHK).
+// cuda::pipeline never takes the bulk-copy path: no UBLKCP anywhere.
 TEST_F(HostCodegen, MachineCodeOnHopperIsLdgstsWithGroupsOrBarriers) {
   COURSE_SASS_OR_SKIP(sass, "sm_90");
-  const auto kernel = [&](const std::string& name) {
-    const std::string body = course::sass_kernel_body(sass, std::to_string(name.size()) + name + "PKj");
-    EXPECT_FALSE(body.empty()) << "no kernel " << name << " in the sm_90 machine code";
+  const auto kernel = [&](const std::string& part) {
+    const std::string body = course::sass_kernel_body(sass, part);
+    EXPECT_FALSE(body.empty()) << "no kernel " << part << " in the sm_90 machine code";
     return body;
   };
-  for (const char* flavour : kFlavours) {
-    EXPECT_GE(course::count_matches(kernel(flavour), R"(LDGSTS\.E\.BYPASS\.128)"), 1) << flavour;
+  for (const char* k : kLessonKernels) {
+    EXPECT_GE(course::count_matches(kernel(k), R"(LDGSTS\.E\.BYPASS\.128)"), 1) << k;
   }
-  for (const char* flavour : {"thread_pipeline_kernel", "pipeline_primitives_kernel"}) {
-    EXPECT_GE(course::count_matches(kernel(flavour), "LDGDEPBAR"), 1) << flavour;
-    EXPECT_GE(course::count_matches(kernel(flavour), R"(DEPBAR\.LE SB0, 0x3)"), 1) << flavour;
+  for (const char* k : {kPrimitives, kThreadPipeline}) {
+    EXPECT_GE(course::count_matches(kernel(k), "LDGDEPBAR"), 1) << k;
+    EXPECT_GE(course::count_matches(kernel(k), R"(DEPBAR\.LE SB0, 0x3)"), 1) << k;
   }
-  EXPECT_GE(course::count_matches(kernel("cuda_pipeline_kernel"), R"(ARRIVES\.LDGSTSBAR\.64)"), 1);
-  EXPECT_GE(course::count_matches(kernel("cuda_pipeline_kernel"), R"(SYNCS\.PHASECHK)"), 1);
+  for (const char* k : {kMinimal, kCudaPipeline4}) {
+    EXPECT_GE(course::count_matches(kernel(k), R"(ARRIVES\.LDGSTSBAR\.64)"), 1) << k;
+    EXPECT_GE(course::count_matches(kernel(k), R"(SYNCS\.PHASECHK)"), 1) << k;
+  }
   EXPECT_EQ(course::count_matches(sass, "UBLKCP"), 0);
 }
 
@@ -374,7 +441,7 @@ void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
 
 std::vector<Case> lesson_cases() {
   std::vector<Case> cases;
-  for (const Variant& v : kVariants) cases.push_back({v.name, v.launch, kStages});
+  for (const Variant& v : kVariants) cases.push_back({v.name, v.launch, v.stages});
   return cases;
 }
 std::vector<Case> lab_cases() {
@@ -431,10 +498,10 @@ class Sm80_PipelineGrid : public course::GpuTest {
 
 TEST_F(Sm80_PipelineGrid, TheLessonLaunchesTheBatchGridTheResidentRowOneBlockPerSm) {
   for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
-    EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel>, num_batches, 0), batch_grid(num_batches, kBatchesPerBlock))
+    EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel, kStages>, num_batches, 0), batch_grid(num_batches, kBatchesPerBlock))
         << num_batches << " batches";
   }
-  EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel>, 10007, 3), 3u) << "max_blocks caps the grid";
+  EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel, kStages>, 10007, 3), 3u) << "max_blocks caps the grid";
   const unsigned num_sms = static_cast<unsigned>(device().sm_count);
   EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel, kStages>, 10007, 0), num_sms);
   EXPECT_EQ(course::launched_grid(&lab::launch_resident<course::grid_probe_kernel, kStages>, 3, 0), 3u);
@@ -483,7 +550,7 @@ class Sm80_PipelineDiagnosis : public course::GpuTest {
 TEST_F(Sm80_PipelineDiagnosis, OneThreadCommittingIsDiagnosedNotHung) {
   Problem problem(8);
   COURSE_EXPECT_DIAGNOSED_HANG(
-      (lab::launch_stages<one_thread_commits_kernel, 2>(problem.gmem_in.data(), problem.gmem_out.data(), 8, 1)),
+      (launch_batch_grid<one_thread_commits_kernel, 2>(problem.gmem_in.data(), problem.gmem_out.data(), 8, 1)),
       "bounded wait: gave up .*barrier 'full', stage 0, phase 0", 30.0);
 }
 
