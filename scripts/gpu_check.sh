@@ -229,6 +229,13 @@ if wanted tests; then
 else
   tests_line="no test summary in tests.log"
 fi
+# The machine-code (SASS) tests read the executables with cuobjdump; where the toolkit has it, a
+# skipped one is a failure of the check, not a missing tool (CI's toolkit has none: they skip there).
+sass_skipped=0
+if find_tool cuobjdump >/dev/null; then
+  sass_skipped=$(grep -c '^[[:space:]]*[0-9]\{1,\} - [^ ]*MachineCode[^ ]* .*(Skipped)$' "$outdir/tests.log")
+  ((sass_skipped > 0)) && tests_rc=1 && tests_line+="; $sass_skipped machine-code test(s) skipped although cuobjdump is installed"
+fi
 record tests "$([[ $tests_rc == 0 ]] && echo pass || echo fail)" "$tests_line"
 # shellcheck disable=SC2016  # the backquotes are markdown
 failed_tests=$(sed -n '/^The following tests FAILED:/,/^$/s/^[[:space:]]*[0-9]\{1,\} - \(.*\) (\(.*\))$/- `\1` (\2)/p' \
