@@ -11,12 +11,15 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "course/bandwidth.hpp"
 #include "course/check.hpp"
@@ -337,6 +340,23 @@ inline Options resolve_options(int argc, char** argv, const ChapterInfo& info,
     if (!opts.variant.empty() && opts.variant != info.timeline_variant) {
       throw UsageError("--timeline records the variant " + info.timeline_variant +
                        ": leave out --variant or name that one (got '" + shown(opts.variant) + "')");
+    }
+    // Checked before any GPU work: a recording that cannot be written is refused at once.
+    std::error_code error;
+    const std::filesystem::path path(opts.timeline);
+    const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : ".";
+    const auto status = std::filesystem::status(path, error);
+    if (!std::filesystem::is_directory(folder, error)) {
+      throw UsageError("--timeline must name a file in an existing folder (no folder '" + shown(folder.string()) +
+                       "')");
+    }
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+      throw UsageError("--timeline must name a regular file ('" + shown(opts.timeline) +
+                       "' is a folder or a device)");
+    }
+    if (access(folder.c_str(), W_OK) != 0 ||
+        (std::filesystem::exists(status) && access(path.c_str(), W_OK) != 0)) {
+      throw UsageError("--timeline must name a file this user may write ('" + shown(opts.timeline) + "')");
     }
   }
   if (!opts.size_given) {

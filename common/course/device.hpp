@@ -77,8 +77,14 @@ inline DeviceInfo query_device() {
 /// Why @p device cannot run code that needs @p req, or nothing when it can.
 /// Example: "needs compute capability 9.0 for cp.async.bulk; found 8.6".
 inline std::optional<std::string> unmet_requirement(const Requirement& req, const DeviceInfo& device) {
-  if (!device.present) return device.absent_reason;
   const int need = req.major * 10 + req.minor;
+  if (!device.present) {  // say what it would need, then why there is nothing to run it on
+    std::ostringstream out;
+    out << "needs a GPU of compute capability " << req.major << '.' << req.minor
+        << (req.arch_specific ? " exactly" : " or newer") << " for " << req.feature << "; "
+        << device.absent_reason;
+    return out.str();
+  }
   const int have = device.major * 10 + device.minor;
   const bool ok = req.arch_specific ? have == need : have >= need;
   if (ok) return std::nullopt;

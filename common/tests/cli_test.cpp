@@ -269,6 +269,17 @@ TEST(HostCli, TimelineRecordsItsOwnVariantAndHasItsOwnDefaultSize) {
       << "the chapter's size rule holds for the timeline's run too";
 }
 
+TEST(HostCli, ATimelineThatCannotBeWrittenIsRefusedBeforeAnyGpuWork) {
+  const course::ChapterInfo info = timeline_info();
+  const std::string no_folder = usage_message(info, {"--timeline=/nonexistent/dir/t.csv"});
+  EXPECT_NE(no_folder.find("--timeline must name a file in an existing folder"), std::string::npos) << no_folder;
+  const std::string device = usage_message(info, {"--timeline=/dev/full"});
+  EXPECT_NE(device.find("--timeline must name a regular file"), std::string::npos) << device;
+  const std::string folder = usage_message(info, {"--timeline=/tmp"});
+  EXPECT_NE(folder.find("--timeline must name a regular file"), std::string::npos) << folder;
+  EXPECT_EQ(usage_message(info, {"--timeline=t.csv"}), "") << "a new file in the current folder is fine";
+}
+
 TEST(HostCli, HelpListsTheTimelineOnlyWhereItIsOffered) {
   std::ostringstream with, without;
   course::print_help(with, timeline_info(), course::variant_infos(kTable));

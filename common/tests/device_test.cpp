@@ -34,7 +34,10 @@ TEST(HostDevice, ArchSpecificNeedsTheExactArchitecture) {
 TEST(HostDevice, NoDeviceGivesTheReason) {
   course::DeviceInfo none;
   none.absent_reason = "no CUDA device present";
-  EXPECT_EQ(*course::unmet_requirement({8, 0, false, "cp.async"}, none), "no CUDA device present");
+  EXPECT_EQ(*course::unmet_requirement({8, 0, false, "cp.async"}, none),
+            "needs a GPU of compute capability 8.0 or newer for cp.async; no CUDA device present");
+  EXPECT_EQ(*course::unmet_requirement({9, 0, true, "multicast"}, none),
+            "needs a GPU of compute capability 9.0 exactly for multicast; no CUDA device present");
 }
 
 TEST(HostDevice, QueryNeverThrows) {
