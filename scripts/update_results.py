@@ -20,9 +20,9 @@ per metric (summed over the kernels a run profiled).
 Numbers in a page's prose come from the same run, through inline value markers: an HTML comment
 directly followed by the number it stands for,
 
-    the ring reaches <!-- value:tma_1d:in_order_4_stages:ratio -->0.99 × `cudaMemcpy`
+    the ring reaches <!-- value:tma_1d:ring:ratio -->0.99 × `cudaMemcpy`
 
-is the ratio of the row `in_order_4_stages` of the program `tma_1d`. PROGRAM is a program of the
+is the ratio of the row `ring` of the program `tma_1d`. PROGRAM is a program of the
 page's chapter (LESSONS or LAB of its CMakeLists.txt: the lesson, a further lesson, the lab),
 VARIANT one of that report's rows (cudaMemcpy_d2d is the baseline), FIELD one of ratio, gbps and
 median_ms, written as the results table writes them, or speedup_over_OTHER: the median time of the
