@@ -60,6 +60,10 @@ def program_rows(programs):
         (["--frobnicate"], 2, r"unknown|not an option"),
         (["extra"], 2, r"unknown|not an option|argument"),
         (["--size=" + long_value], 2, r"--size"),
+        (["--bench=1"], 2, r"takes no value"),
+        (["--help=x"], 2, r"takes no value"),
+        (["--variant=parity\u200b"], 2, r"variant.*\\x"),
+        (["--variant=\udcff"], 2, r"variant.*\\x"),
         (["--help"], 0, r"--size"),
     ]
     for i, (args, code, pattern) in enumerate(cli):
@@ -68,6 +72,12 @@ def program_rows(programs):
         rows.append(Row("command line", [path, *args], code, pattern, note=note))
     for i, lab in enumerate(labs[:3]):
         rows.append(Row("command line", [lab[4], "--variant=nope"], 2, r"variant"))
+    # A recording that cannot be written is refused before any GPU work (the labs that record one).
+    recorders = [lab for lab in labs if lab[0] in ("04_pipeline", "05_warp_specialized", "06_tma_1d", "10_stas_cluster")]
+    for target, note in (("/nonexistent/dir/t.csv", "the folder does not exist"), ("/dev/full", "a device, not a file")):
+        if recorders:
+            rows.append(Row("output", [recorders[0][4], f"--timeline={target}"], 2, r"--timeline must name",
+                            note=note))
     rows.append(Row("output", [pick(1, lessons), "--help"], 1, r"write|stdout|No space", stdout_to="/dev/full",
                     note="stdout is /dev/full"))
     rows.append(Row("output", [pick(2, lessons), "--size=abc", "--format=json"], 2, r"--size", parse="json",
@@ -123,6 +133,8 @@ def configure_rows():
         (["-DCOURSE_CUDA_ARCHITECTURES=89-rea", "-P", arch], r"'89-rea' is not valid"),
         (["-DCOURSE_CUDA_ARCHITECTURES=89foo", "-P", arch], r"'89foo' is not valid"),
         (["-DCOURSE_CUDA_ARCHITECTURES=", "-P", arch], r"is empty"),
+        (["-DCOURSE_CUDA_ARCHITECTURES=70-real", "-P", arch], r"below"),
+        (["-DCOURSE_CUDA_ARCHITECTURES=10-real", "-P", arch], r"below"),
         (["-DVERSION=12.4", "-P", str(cmake_dir / "CourseToolchain.cmake")], r"needs nvcc 12.8 or newer"),
     ]
     return [Row("configure", ["cmake", *args], 1, pattern) for args, pattern in cases]
@@ -146,6 +158,12 @@ def shown_argv(row, build):
             arg = arg[len(str(ROOT)) + 1:]  # the checkout's files by their path in it
         if len(arg) > 60:
             arg = arg[:24] + f"...({len(arg)} characters)"
+        # invisible and undecodable characters written as the bytes they are, as the programs echo them
+        if any(not c.isprintable() or "\udc80" <= c <= "\udcff" or c == "\u200b" for c in arg):
+            raw = os.fsencode(arg)
+            arg = "$'" + "".join(chr(b) if 32 <= b < 127 and chr(b) not in "'\\" else f"\\x{b:02x}" for b in raw) + "'"
+            parts.append(arg)
+            continue
         parts.append(shlex.quote(arg))
     env = " ".join(f"{k}={shlex.quote(v) if v else str()}" for k, v in row.env.items())
     redirect = f" > {row.stdout_to}" if row.stdout_to else ""
