@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Checks one graded exercise: builds what changed, runs its tests, says what is wrong.
+
+    scripts/exercise.py NAME [--build DIR]
+
+NAME is an exercise's name, the stem of NN_topic/exercises/NAME_test.cpp or NAME_test.cu (for
+example ring_cursor); a path to its starter or test is taken too. The first run configures the
+build folder (build-exercises/, the exercises preset's settings) for that exercise's chapter
+only; a later run for another chapter adds it. Then the exercise's own target is built, so a
+changed starter is always recompiled, and its test program runs. Printed: the verdict, and for a
+failing exercise the sentences its failed checks say (not the test framework's expressions).
+
+Exit status: 0 the exercise passes, 1 it fails (or does not compile), 77 not graded here (the
+machine lacks what its GPU checks need), 2 NAME is not an exercise.
+"""
+import argparse
+import difflib
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SKIP_CODE = 77
+MAX_SENTENCES = 24        # failure lines printed; the whole output stays within 30 lines
+MAX_PER_TEST = 3          # failures shown per test, so that every failing test gets a say
+RUN_TIMEOUT_S = 900       # the bounded waits stop a stuck kernel long before this
+
+# Lines GoogleTest writes around a check's own message; a line indented under one of them
+# (the expressions and their values) is GoogleTest's too.
+GTEST_LINE = re.compile(
+    r"^(Expected equality of these values:|Expected: |Expected |Value of: |\s+Actual: |Actual: |"
+    r"Which is: |Death test: |\s+Result: |Actual msg:|The difference between |Failed$|"
+    r"Expected equality|Expected (?:non-)?fatal failure|Mock function|Google Mock)")
+EXCEPTION = re.compile(r'^C\+\+ exception with description "(.*)" thrown in the test body\.$')
+DEATH_PREFIX = "[  DEATH   ] "
+
+
+def exercises():
+    """{name: test source} for every exercise of the course."""
+    found = {}
+    for test in sorted(ROOT.glob("[0-9][0-9]_*/exercises/*_test.c*")):
+        if test.suffix in (".cpp", ".cu"):
+            found[test.name[: -len("_test" + test.suffix)]] = test
+    return found
+
+
+def sentences(failure):
+    """The check's own sentences from one GoogleTest failure text (without its expressions)."""
+    lines = failure.split("\n")[1:]  # the first line is file:line
+    kept, trace = [], []
+    under_gtest = in_trace = False
+    for line in lines:
+        if line.startswith("Google Test trace:"):
+            in_trace = True
+            continue
+        if in_trace:
+            match = re.match(r"^.*?:\d+: (.*)$", line)
+            if match and match[1].strip():
+                trace.append(match[1].strip())
+            continue
+        if line.startswith(DEATH_PREFIX):
+            line = line[len(DEATH_PREFIX):]
+            under_gtest = False
+        elif GTEST_LINE.match(line):
+            under_gtest = True
+            continue
+        elif under_gtest and line[:1].isspace():
+            continue
+        else:
+            under_gtest = False
+        match = EXCEPTION.match(line)
+        if match:
+            line = match[1]
+        if line.strip():
+            kept.append(line.strip())
+    # A trace (SCOPED_TRACE) adds where the check ran, unless the sentence says it already.
+    context = [t for t in trace if not any(t in sentence for sentence in kept)]
+    if kept and context:
+        kept[-1] += " (" + "; ".join(context) + ")"
+    return kept
+
+
+def cache_value(build, key):
+    cache = build / "CMakeCache.txt"
+    if not cache.is_file():
+        return None
+    match = re.search(rf"^{key}:[A-Z]+=(.*)$", cache.read_text(errors="replace"), re.M)
+    return match[1] if match else None
+
+
+def show_tail(output, limit=20):
+    """The lines of a failed command's output that say why: errors first, else the last ones."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    errors = [i for i, line in enumerate(lines) if re.search(r"\berror\b|Error|FAILED:", line)]
+    picked = []
+    for i in errors:
+        for j in range(i, min(i + 3, len(lines))):
+            if j not in picked:
+                picked.append(j)
+    chosen = [lines[j] for j in picked] if picked else lines[-limit:]
+    for line in chosen[:limit]:
+        print("  " + line[:300])
+    if len(chosen) > limit:
+        print(f"  ... {len(chosen) - limit} more lines")
+
+
+def configure(build, chapter):
+    """Configures build (the exercises preset) when it is missing, set otherwise or lacks chapter."""
+    chapters = cache_value(build, "COURSE_ONLY_CHAPTERS")
+    ready = (chapters is not None and cache_value(build, "COURSE_EXERCISES") in ("ON", "TRUE", "1")
+             and cache_value(build, "COURSE_EXERCISE_SOLUTIONS") in ("OFF", "FALSE", "0", ""))
+    if ready and (chapters == "" or chapter in chapters.split(";")):
+        return True
+    wanted = [c for c in (chapters or "").split(";") if c and c != "none"] if ready else []
+    wanted.append(chapter)
+    print(f"configuring {build.name}/ for {', '.join(wanted)} (the first time takes a minute)")
+    command = ["cmake", "--preset", "exercises", "-B", str(build), "-DCOURSE_ONLY_CHAPTERS=" + ";".join(wanted)]
+    result = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if result.returncode != 0:
+        print(f"exercise.py: configuring {build.name}/ failed ({' '.join(command)}):")
+        show_tail(result.stdout)
+        return False
+    return True
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("name", help="the exercise, e.g. ring_cursor")
+    parser.add_argument("--build", default=None, help="build folder (default: build-exercises/ in the course)")
+    args = parser.parse_args()
+
+    known = exercises()
+    name = args.name
+    if "/" in name or "." in name:  # a path to the starter, the test or the solution
+        name = re.sub(r"_test$", "", Path(name).name.split(".")[0])
+    if name not in known:
+        near = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
+        hint = f"near names: {', '.join(near)}" if near else f"the exercises: {', '.join(sorted(known))}"
+        print(f"exercise.py: '{args.name}' is not an exercise (NAME is the stem of an "
+              f"NN_topic/exercises/NAME_test.cpp or .cu file); {hint}")
+        return 2
+    test = known[name]
+    chapter = test.parent.parent.name
+    starters = [p for p in test.parent.glob(name + ".*") if p.suffix in (".hpp", ".cuh", ".cu")]
+    starter = starters[0].relative_to(ROOT) if starters else test.relative_to(ROOT)
+    build = Path(args.build).resolve() if args.build else ROOT / "build-exercises"
+
+    if not configure(build, chapter):
+        return 1
+    target = f"{chapter}_exercise_{name}"
+    result = subprocess.run(["cmake", "--build", str(build), "--target", target], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if result.returncode != 0:
+        print(f"{name}: to do: {starter} does not compile; the compiler says:")
+        show_tail(result.stdout)
+        return 1
+
+    program = build / chapter / "exercises" / f"exercise_{name}"
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "report.json"
+        try:
+            run = subprocess.run([str(program), "--gtest_filter=Host*:*/Host*:Sm*:*/Sm*",
+                                  f"--gtest_output=json:{report}"], cwd=program.parent,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 errors="replace", timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            print(f"{name}: to do: its tests did not finish within {RUN_TIMEOUT_S} s (a wait that never returns?)")
+            return 1
+        if not report.is_file():
+            print(f"{name}: to do: the test program stopped before it finished (exit status {run.returncode});")
+            print(f"  run {program.relative_to(ROOT) if program.is_relative_to(ROOT) else program} to see where")
+            return 1
+        tests = [t for suite in json.loads(report.read_text())["testsuites"] for t in suite["testsuite"]]
+
+    reasons = []
+    for match in re.finditer(r": Skipped\n(.+)", run.stdout):
+        if match[1].strip() not in reasons:
+            reasons.append(match[1].strip())
+    failed = [t for t in tests if t.get("failures")]
+    skipped = [t for t in tests if t.get("result") == "SKIPPED" and not t.get("failures")]
+    passed = len(tests) - len(failed) - len(skipped)
+
+    if failed:
+        print(f"{name}: to do: {len(failed)} of {len(tests)} checks fail ({starter})")
+        shown, more = [], 0
+        for t in failed:
+            for failure in t["failures"][:MAX_PER_TEST]:
+                for sentence in sentences(failure["failure"]) or ["(this check failed without a message)"]:
+                    if sentence in shown:
+                        continue
+                    if len(shown) < MAX_SENTENCES:
+                        shown.append(sentence)
+                        print("  " + sentence)
+                    else:
+                        more += 1
+        if more:
+            print(f"  ... and {more} more")
+        if skipped:
+            print(f"  ({len(skipped)} GPU checks not graded here: {'; '.join(reasons) or 'skipped'})")
+        return 1
+    if not tests:
+        print(f"{name}: no check ran (the test program holds no Host or Sm test)")
+        return 1
+    if skipped:
+        host = f"its {passed} host checks pass; " if passed else ""
+        print(f"{name}: not graded here: {host}{len(skipped)} GPU checks skipped: "
+              f"{'; '.join(reasons) or 'no reason printed'}")
+        return SKIP_CODE
+    print(f"{name}: done: all {len(tests)} checks pass")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

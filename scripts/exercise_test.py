@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Tests scripts/exercise.py on a copy of the course (CTest: scripts.exercise).
+
+In a temporary copy of the tree (the files git tracks or would track), on the CPU exercise
+03_barrier/exercises/ring_cursor: the untouched starter fails in at most 30 lines that carry the
+checks' sentences and none of GoogleTest's expressions; with the solution copied over the starter
+it passes without any other command; with the starter put back it fails again (the exercise is
+rebuilt, never graded from a stale program). A name that is no exercise exits 2 naming near ones.
+"""
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXERCISE = "ring_cursor"
+STARTER = Path("03_barrier/exercises/ring_cursor.hpp")
+SOLUTION = Path("03_barrier/exercises/solutions/ring_cursor.hpp")
+LEAKS = ("Which is:", "Expected equality", "Value of:", "Actual:", "Expected:", "-byte object <")
+
+
+def copy_tree(to):
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                            stdout=subprocess.PIPE, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (to / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, to / name)
+
+
+def check(tree, name, want_code):
+    result = subprocess.run([sys.executable, str(tree / "scripts" / "exercise.py"), name], cwd=tree,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = result.stdout.splitlines()
+    print(f"--- exercise.py {name}: exit {result.returncode}, {len(lines)} lines")
+    print(result.stdout, end="")
+    problems = []
+    if result.returncode != want_code:
+        problems.append(f"exercise.py {name} exited {result.returncode}, expected {want_code}")
+    if len(lines) > 30:
+        problems.append(f"exercise.py {name} printed {len(lines)} lines, more than 30")
+    for leak in LEAKS:
+        if leak in result.stdout:
+            problems.append(f"exercise.py {name} printed GoogleTest's '{leak}'")
+    return result.stdout, problems
+
+
+def main():
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="exercise_test_") as scratch:
+        tree = Path(scratch)
+        copy_tree(tree)
+
+        out, found = check(tree, "ring_cursr", 2)
+        problems += found
+        if "near names: ring_cursor" not in out:
+            problems.append("a misspelt name does not list the exercise it is near")
+
+        out, found = check(tree, EXERCISE, 1)  # the untouched starter
+        problems += found
+        if "ring of" not in out:
+            problems.append("the failing starter's output carries none of its checks' sentences")
+
+        shutil.copy(tree / SOLUTION, tree / STARTER)  # as an edit: a new time stamp
+        problems += check(tree, EXERCISE, 0)[1]
+
+        shutil.copy(ROOT / STARTER, tree / STARTER)  # put back: must be rebuilt and fail again
+        problems += check(tree, EXERCISE, 1)[1]
+    for problem in problems:
+        print("FAILED: " + problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
