@@ -12,7 +12,7 @@
 // iterations of the busiest thread, busy_threads the threads that load anything at all. The test
 // checks the lesson's and the lab's widths against the model (sync_copy_model.hpp), then block
 // sizes the lesson does not use, where the batch does not divide evenly among threads or warps.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R batch_count)
+// Check: scripts/exercise.py batch_count
 #pragma once
 
 struct CopyShape {

@@ -12,7 +12,7 @@
 // Your task: write the two syncs the batch loop needs (TODO 1 and TODO 2), each with a one-line
 // comment saying what it orders. The test prints the first wrong element and what the block read.
 // Needs: compute capability 7.5+; on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R batch_syncs)
+// Check: scripts/exercise.py batch_syncs
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 

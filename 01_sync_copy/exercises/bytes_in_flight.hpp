@@ -16,7 +16,7 @@
 //     given width, up to max_blocks (0 when even max_blocks do not).
 // "Meets" means at least as many bytes as needed. The test uses the lesson's H100 figures (132
 // SMs, blocks of 256 threads, 8 of them per SM) and checks the printed table of the model.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R bytes_in_flight)
+// Check: scripts/exercise.py bytes_in_flight
 #pragma once
 
 struct Residency {

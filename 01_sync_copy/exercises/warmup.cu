@@ -15,7 +15,7 @@
 // The test runs sizes from 1 element to a few million, poisons the outputs first, checks the
 // guard bands after them and says which element or tile is wrong and what it holds.
 // Needs: any GPU of compute capability 7.5 or newer; on a machine without one the test is skipped.
-// Check: cmake --workflow --preset exercises (it rebuilds what changed, then grades)
+// Check: scripts/exercise.py warmup
 #include <cstddef>
 #include <cstdint>
 

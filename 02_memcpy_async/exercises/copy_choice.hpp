@@ -13,7 +13,7 @@
 // (memcpy_async_model.hpp), which restates the libraries' code: write yours without calling it.
 //
 // Your task: complete proven_alignment(), promise_broken() and choose().
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R copy_choice)
+// Check: scripts/exercise.py copy_choice
 #pragma once
 
 #include <algorithm>

@@ -11,7 +11,7 @@
 // order a GPU may choose (worst_order.cuh, which the kernel calls): a kernel that computes before
 // the window has landed reads the marker every time, not now and then.
 // Needs: compute capability 8.0+ (LDGSTS); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R own_copies)
+// Check: scripts/exercise.py own_copies
 #include <cuda_pipeline.h>
 
 #include <cstddef>

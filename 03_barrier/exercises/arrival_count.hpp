@@ -11,7 +11,7 @@
 // Your task: return the count init() must be given for one phase of such a barrier. The test
 // replays your count on the chapter's model barrier (barrier_model.hpp) for many schemes: the phase
 // must complete exactly when the last thread has arrived and the last copy has landed.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R arrival_count)
+// Check: scripts/exercise.py arrival_count
 #pragma once
 
 struct ArrivalScheme {

@@ -8,7 +8,7 @@
 //
 // Your task: complete RingCursor for a ring of `num_stages` buffers known only at run time
 // (1 to 4 and beyond), and cursor_at(), which finds the place of the k-th batch directly.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R ring_cursor)
+// Check: scripts/exercise.py ring_cursor
 #pragma once
 
 #include <cstdint>

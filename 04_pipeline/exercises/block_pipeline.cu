@@ -11,7 +11,7 @@
 // stage and the phase it waited for. Beware: producer_acquire() has no bounded form; if it can
 // never return, the test gives up after a while and says that no bounded wait fired.
 // Needs: compute capability 8.0+ (LDGSTS, mbarrier); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R block_pipeline)
+// Check: scripts/exercise.py block_pipeline
 #include <cooperative_groups.h>
 #include <cuda/pipeline>
 

@@ -17,7 +17,7 @@
 // that wait, with or without empty commits. Any stage count from 1 up; any number of batches
 // (think of a block with fewer batches than stages, and of more than 2^32 batches).
 // The test replays the commit sequence of a block on the chapter's model (pipeline_model.hpp).
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R wait_count)
+// Check: scripts/exercise.py wait_count
 #pragma once
 
 #include <cstddef>

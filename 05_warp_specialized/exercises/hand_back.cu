@@ -9,7 +9,7 @@
 // names the next problem, in a later round. The chapter's host model (run_ring) and exercise 05.1
 // replay the same ring on the CPU.
 // Needs: compute capability 8.0+ (LDGSTS, mbarrier); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R hand_back)
+// Check: scripts/exercise.py hand_back
 #include <cuda/ptx>
 #include <cuda_pipeline.h>
 

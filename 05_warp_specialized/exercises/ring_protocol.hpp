@@ -23,7 +23,7 @@
 // phase. The test runs a block's ring on host models of the barriers (course::MbarrierModel) and
 // the chapter's own ring (warp_specialized_model.hpp): every phase must complete exactly when its
 // last arrival (or byte) comes, and no wait may return before its buffer is full or free.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R ring_protocol)
+// Check: scripts/exercise.py ring_protocol
 #pragma once
 
 #include <cstdint>

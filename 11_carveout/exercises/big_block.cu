@@ -12,7 +12,7 @@
 // (sharedSizeBytes) and the device attribute cudaDevAttrMaxSharedMemoryPerBlockOptin, which the
 // test also uses to choose the largest span.
 // Needs: compute capability 8.0+; on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R big_block)
+// Check: scripts/exercise.py big_block
 #include <cstddef>
 #include <cstdint>
 

@@ -21,7 +21,7 @@
 //      dynamic shared memory on a device whose sharedMemPerBlockOptin is `optin_limit_bytes`.
 // Use capacity_table()/shared_capacities() for the capacities; write the rules yourself (the test
 // compares your answers with the chapter's model and with what the H100 measured in the lab).
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R carveout_plan)
+// Check: scripts/exercise.py carveout_plan
 #pragma once
 
 #include <cstddef>

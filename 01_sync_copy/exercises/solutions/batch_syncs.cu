@@ -13,7 +13,7 @@
 // second orders every thread's compute before any thread's copy of the next batch (write after
 // read). The holds cannot get past either, so they run out and the result is right.
 // Needs: compute capability 7.5+; on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R batch_syncs)
+// Check: scripts/exercise.py batch_syncs
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 

@@ -14,7 +14,7 @@
 // order a GPU may choose (worst_order.cuh, which the kernel calls): a kernel that computes before
 // the window has landed reads the marker every time, not now and then.
 // Needs: compute capability 8.0+ (LDGSTS, mbarrier); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R halo_arrivals)
+// Check: scripts/exercise.py halo_arrivals
 #include <cuda/barrier>
 
 #include <cstddef>

@@ -7,7 +7,7 @@
 // Write too large a count, or wait on the wrong thing, and the bounded wait stops the kernel and
 // names the barrier and phase it waited on.
 // Needs: compute capability 8.0+ (mbarrier, LDGSTS); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R bound_copy)
+// Check: scripts/exercise.py bound_copy
 #include <cooperative_groups.h>
 #include <cuda/barrier>
 
