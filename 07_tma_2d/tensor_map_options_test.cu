@@ -3,8 +3,7 @@
 // a plain map, zero fill, against a direct formula and by hand), the walk of boxes (which refuses
 // an interleaved map: the model does not cover one), the rank-3/4/5 views of one array, the
 // expect-tx of every map, the rules on the lesson's maps, on interleaved requests and on broken
-// ones, the variant table and command line, and the emitted PTX (.2d-.5d tensor loads,
-// prefetch.tensormap, cp.async.bulk.prefetch.tensor). On the GPU: every map bit-exact on awkward
+// ones, the command line, and the emitted PTX (.2d-.5d tensor loads, tiled mode). On the GPU: every map bit-exact on awkward
 // shapes (partial boxes at both edges, one block walking every phase), the expect-tx measured exact
 // with a probe that waits without trapping, a wrong expect-tx diagnosed by the bounded wait, the L2
 // rows, and a refused request ending the program with its rule.
@@ -391,21 +390,6 @@ TEST(HostOptionsRules, BrokenRequestsAreRefusedWithTheirRuleBeforeTheDriver) {
 
 // ---- The program ---------------------------------------------------------------------------------
 
-TEST(HostOptionsChapter, VariantsAndRows) {
-  EXPECT_LE(std::size(options::kVariants), 4u);
-  std::set<std::string> names;
-  for (const options::Variant& v : options::kVariants) names.insert(v.name);
-  EXPECT_EQ(names, (std::set<std::string>{"rank5", "element_strides", "l2_promotion", "interleave"}));
-  std::set<CUtensorMapL2promotion> promotions;
-  for (const options::L2Row& row : options::kL2Rows) {
-    EXPECT_EQ(std::string(row.name).rfind("l2_promotion_", 0), 0u) << row.name;
-    promotions.insert(row.promotion);
-  }
-  EXPECT_EQ(promotions.size(), 4u) << "none, 64B, 128B and 256B";
-  EXPECT_EQ(options::kL2Rows[0].launch, &launch_grid_constant) << "the lesson's kernel, unchanged";
-  EXPECT_EQ(std::prev(std::end(options::kL2Rows))->launch, &options::launch_prefetched);
-}
-
 TEST(HostOptionsChapter, SizeIsWholeSlabs) {
   const course::ChapterInfo info = options::chapter_info();
   EXPECT_FALSE(info.size_rule(64 << 10));
@@ -472,19 +456,7 @@ TEST_F(HostOptionsCodegen, EachRankLoadsWithItsOwnTensorCopy) {
   }
 }
 
-// The prefetched kernel is the lesson's with the descriptor prefetched (both maps) and the first
-// tile prefetched into L2, all before the first tensor load.
-TEST_F(HostOptionsCodegen, PrefetchesComeBeforeTheFirstLoad) {
-  const std::string k = kernel("prefetched_kernel");
-  EXPECT_EQ(course::count_matches(k, R"(prefetch\.tensormap \[)"), 2);
-  EXPECT_EQ(course::count_matches(k, R"(cp\.async\.bulk\.prefetch\.tensor\.2d\.L2\.global\.tile \[)"), 1);
-  const std::size_t first_load = k.find("cp.async.bulk.tensor.2d.shared::cta.global");
-  ASSERT_NE(first_load, std::string::npos);
-  EXPECT_LT(k.find("prefetch.tensormap"), first_load);
-  EXPECT_LT(k.find("cp.async.bulk.prefetch.tensor"), first_load);
-  EXPECT_TRUE(contains(k, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")) << "the lesson's store";
-  const std::string plain = kernel("grid_constant_kernel");
-  EXPECT_FALSE(contains(plain, "prefetch")) << "the l2_promotion_none row's kernel prefetches nothing";
+TEST_F(HostOptionsCodegen, TiledModeOnly) {
   EXPECT_EQ(course::count_matches(ptx_, R"(\.im2col)"), 0) << "tiled mode only";
 }
 
@@ -496,19 +468,6 @@ TEST_F(HostOptionsCodegen, MachineCodeUsesTheTmaUnit) {
     EXPECT_TRUE(contains(k, "UTMALDG")) << "rank " << rank;
     EXPECT_FALSE(contains(k, "UTMASTG")) << "rank " << rank;
   }
-  const std::string prefetched = course::sass_kernel_body(sass, "prefetched_kernel");
-  const std::string plain = course::sass_kernel_body(sass, "grid_constant_kernel");
-  ASSERT_FALSE(prefetched.empty());
-  ASSERT_FALSE(plain.empty());
-  const int extra = course::count_matches(prefetched, R"(\bUTMA\w*)") - course::count_matches(plain, R"(\bUTMA\w*)");
-  EXPECT_GE(extra, 1) << "the prefetches are TMA instructions too";
-  std::set<std::string> ops;
-  const std::regex tma(R"(\bUTMA[\w.]*)");
-  for (auto it = std::sregex_iterator(prefetched.begin(), prefetched.end(), tma); it != std::sregex_iterator(); ++it) ops.insert(it->str());
-  std::string listed;
-  for (const std::string& op : ops) listed += op + " ";
-  RecordProperty("prefetched_kernel_tma_ops", listed);
-  std::printf("TMA instructions of prefetched_kernel: %s\n", listed.c_str());
 }
 
 // ---- On the GPU: every map bit-exact ----------------------------------------------------------
@@ -816,9 +775,8 @@ int run_program(std::vector<std::string> args, void (*run)(const course::Options
 TEST_F(Sm90_Options, TheProgramPassesEveryVariant) {
   std::string out;
   EXPECT_EQ(run_program({"tensor_map_options", "--size=1M"}, options::run, out), course::kExitPass) << out;
-  for (const char* row : {"rank5_3d", "rank5_4d", "rank5_5d", "element_strides", "interleave_16B",
-                          "interleave_16B_as_plain", "interleave_32B", "l2_promotion_none",
-                          "l2_promotion_64B", "l2_promotion_128B", "l2_promotion_256B", "l2_promotion_none_prefetch"}) {
+  for (const char* row : {"interleave_16B", "interleave_16B_as_plain", "l2_promotion_none",
+                          "l2_promotion_256B"}) {
     EXPECT_TRUE(contains(out, row)) << row << '\n' << out;
   }
   EXPECT_TRUE(contains(out, "PASSED: tensor_map_options")) << out;

@@ -1,22 +1,21 @@
-// 07_tma_2d lab: where the map lives, how many tiles are in flight, which tiles a block takes,
-// and what padded rows cost.
+// 07_tma_2d lab: where the map lives, the ring's depth and grid, and which tiles a block takes.
 //
 // Each row changes one thing against the lesson, and is verified bit for bit before it is timed:
-//   where the map lives: grid_constant (the lesson's kernel, for comparison), constant_memory
-//     (one copy per module, cudaMemcpyToSymbol), global_memory (a cudaMalloc buffer, read after a
-//     fence.proxy.tensormap acquire);
-//   how many tiles are in flight, and which: pipeline_1stage .. pipeline_4stage, the lesson's
-//     pipeline with the stage count as a template parameter and the tiles dealt in advance (the
-//     guide's way: block b takes b, b + grid, ...); pipeline_in_order, the lesson's pipeline
-//     itself (four stages, tiles taken in order from a counter), in the same run;
-//   what the edge costs without the shift: padded_rows, the lesson's pipeline on rows of pitch - 3
-//     floats (the last box of every row of tiles hangs over the edge).
+//   where the map lives: constant_memory (one copy per module, cudaMemcpyToSymbol) and
+//     global_memory (a cudaMalloc buffer, read after a fence.proxy.tensormap acquire), both the
+//     lesson's minimal_tile, against the lesson's minimal row (the map as a parameter);
+//   the ring's depth and grid: ring_2_stages (the lesson's ring_kernel<2>), ring_blocks_of_4
+//     (the lesson's ring on a grid of a block per 4 tiles, balanced by the block scheduler);
+//   which tiles a block takes: in_order, a four-stage pipeline whose elected leader takes the
+//     next tile from a global counter (tiles in the order of the matrix, whatever the blocks'
+//     speeds), records it per stage, and frees stages with wait_group_read instead of an empty
+//     barrier.
 // Hardware: compute capability 9.0, as the lesson.
 // Run: build/07_tma_2d/tma_2d_lab [--bench] [--variant=NAME] [--size=N]
-// API: cuda::ptx::fence_proxy_tensormap_generic https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/fence.html
-//      PTX fence.proxy.tensormap https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-membar
-//      cudaMemcpyToSymbol https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html
-#include "tma_2d.cu"  // the lesson: the model, the device building blocks, one_stage_tiles, launch_resident
+// API: cuda::ptx::fence_proxy_tensormap_generic, PTX fence.proxy.tensormap:
+//        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/fence.html
+//      cudaMemcpyToSymbol: https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html
+#include "tma_2d.cu"  // the lesson: the model, minimal_tile, ring_kernel, the building blocks
 
 namespace lab {
 
@@ -26,98 +25,87 @@ namespace lab {
 __constant__ CUtensorMap cmem_maps[2];  // [0] input, [1] output: written with cudaMemcpyToSymbol
 
 __global__ void __launch_bounds__(kBlockThreads) constant_memory_kernel(TileGrid grid) {
-  one_stage_tiles(&cmem_maps[0], &cmem_maps[1], grid, course::elect_tma_leader());
+  minimal_tile(&cmem_maps[0], &cmem_maps[1], grid);
 }
 /// [constant_memory]
 
 /// [global_memory]
-__global__ void __launch_bounds__(kBlockThreads) global_memory_kernel(const CUtensorMap* gmem_maps, TileGrid grid) {
-  const bool is_leader = course::elect_tma_leader();
-  if (is_leader) {
+__global__ void __launch_bounds__(kBlockThreads)
+    global_memory_kernel(const CUtensorMap* gmem_maps, TileGrid grid) {
+  if (threadIdx.x == 0) {
     // The maps were written through the generic proxy (a copy from the host); TMA reads them
     // through the tensormap proxy. Acquire them for this thread, the only one that uses them;
     // .sys because the writer was the host.
-    ptx::fence_proxy_tensormap_generic(ptx::sem_acquire, ptx::scope_sys, &gmem_maps[0], ptx::n32_t<128>{});
-    ptx::fence_proxy_tensormap_generic(ptx::sem_acquire, ptx::scope_sys, &gmem_maps[1], ptx::n32_t<128>{});
+    ptx::fence_proxy_tensormap_generic(ptx::sem_acquire, ptx::scope_sys, &gmem_maps[0],
+                                       ptx::n32_t<128>{});
+    ptx::fence_proxy_tensormap_generic(ptx::sem_acquire, ptx::scope_sys, &gmem_maps[1],
+                                       ptx::n32_t<128>{});
   }
-  one_stage_tiles(&gmem_maps[0], &gmem_maps[1], grid, is_leader);
+  minimal_tile(&gmem_maps[0], &gmem_maps[1], grid);
 }
 /// [global_memory]
 
-// ---- How many stages, and which tiles: the lesson's pipeline with both as parameters ---------
+// ---- Tiles in order: a global counter instead of the static stride ---------------------------
 
-/// [ring_kernel]
-// The lesson's pipeline_kernel with the stage count and the source of the tiles as parameters.
-// kInOrder = false (pipeline_1stage .. 4stage): the tiles are dealt, load n of block b is tile
-// b + n * gridDim.x, and the counter is not used. The end still reaches the block through the
-// stage's barrier, as in the lesson, so that dealt and in order differ in the tiles alone.
-// ring_kernel<4, true> is the lesson's kernel: the test TheInOrderRingIsTheLessonsPipeline
-// checks that they compile to the same instructions; the pipeline_in_order row runs the lesson's.
-template <int kStages, bool kInOrder>
+/// [in_order]
+// TUTORIAL: the ring deals the tiles out in advance (block b takes b, b + grid, ...). Here the
+// leader takes the next untaken tile from a counter in global memory each time it fills a
+// stage: whatever the blocks' speeds, the tiles in flight stay one compact window of the matrix,
+// and a fast block takes more tiles. Only the leader knows which tile it took, so it records it
+// per stage; past the last tile it completes the stage's phase with a plain arrival and no
+// bytes, and every thread reads "none left" there. No empty barrier: the leader refills the
+// stage of tile i - 1 after its own wait_group_read, one store late.
 __global__ void __launch_bounds__(kBlockThreads)
-    ring_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
-                TileGrid grid, unsigned long long* next_tile) {
-  // The refill comes one tile late, as in the lesson (its TUTORIAL says why).
-  constexpr int kRefillLag = kStages > 1 ? 1 : 0;
-  // A recorded tile is written after the block sync of one iteration and read kStages - lag
-  // iterations later; the block sync of an iteration in between orders the two.
-  static_assert(!kInOrder || kStages - kRefillLag >= 2, "taking tiles in order needs at least 3 stages");
+    in_order_kernel(const __grid_constant__ CUtensorMap in_map,
+                    const __grid_constant__ CUtensorMap out_map, TileGrid grid,
+                    unsigned long long* next_tile) {
   extern __shared__ unsigned char smem_raw[];  // the runtime promises 16-byte alignment only
   float* smem_tiles = reinterpret_cast<float*>(
-      (reinterpret_cast<std::uintptr_t>(smem_raw) + kSmemAlign - 1) / kSmemAlign * kSmemAlign);  // [kStages][kTileElems]
-  __shared__ alignas(8) std::uint64_t full_bar[kStages];  // stage s holds a complete input tile, or the end
-  __shared__ int stage_tile[kStages];                      // in order: the tile in stage s (>= num_tiles: none)
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + kSmemAlign - 1) / kSmemAlign * kSmemAlign);
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];  // a complete tile, or the end
+  __shared__ int stage_tile[kStages];  // the tile in stage s (>= num_tiles: none left)
   const bool is_leader = course::elect_tma_leader();
-  // Load number n of this block goes to stage n % kStages, and is consumed by iteration n.
-  // Dealt: it is tile blockIdx.x + n * gridDim.x, which every thread can compute. In order: the
-  // counter's next tile, which only the leader knows. Either way, with none left a plain arrival
-  // completes the stage's phase, and the block sees the end there.
-  const auto dealt_tile = [&](int n) { return static_cast<int>(blockIdx.x) + n * static_cast<int>(gridDim.x); };
+  // Load number n of this block goes to stage n % kStages and is consumed by iteration n.
   const auto take_and_load = [&](int n) {  // leader only
     const int stage = n % kStages;
-    const int tile = kInOrder ? static_cast<int>(atomicAdd(next_tile, 1ull)) : dealt_tile(n);
-    if constexpr (kInOrder) stage_tile[stage] = tile;
-    if (tile >= grid.num_tiles) {
-      // No bytes: the leader's arrival alone completes the phase, which then says "none left".
-      (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[stage]);
+    const int tile = static_cast<int>(atomicAdd(next_tile, 1ull));  // the next untaken tile
+    stage_tile[stage] = tile;
+    if (tile >= grid.num_tiles) {  // no bytes: the leader's arrival alone completes the phase
+      (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                                 &full_bar[stage]);
       return;
     }
     load_tile(&in_map, grid, tile, smem_tiles + stage * kTileElems, &full_bar[stage]);
   };
   if (is_leader) {
-    for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // the leader's arrival
-    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // initialised barriers visible to TMA
+    for (int s = 0; s < kStages; ++s) ptx::mbarrier_init(&full_bar[s], 1);  // the leader's
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to the TMA
     for (int n = 0; n < kStages; ++n) take_and_load(n);
   }
-  __syncthreads();  // the barriers are initialised (and the first tiles recorded) before anyone waits
+  __syncthreads();  // barriers initialised and first tiles recorded before anyone waits
 
   course::StageCursor<kStages> cursor;
   for (int i = 0;; ++i, cursor.advance()) {
     float* smem_tile = smem_tiles + cursor.stage * kTileElems;
-    // The stage's phase completed: its tile has landed, or the leader signalled the end.
-    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
-    const int tile = kInOrder ? stage_tile[cursor.stage] : dealt_tile(i);
-    if (tile >= grid.num_tiles) break;  // the same answer in every thread; a block's tiles only increase
-    modify_tile(smem_tile);
-    ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared become visible to the async proxy
-    __syncthreads();                            // all writes fenced before the store; nobody reads the stage after
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase,
+                                {"full", cursor.stage, cursor.phase});  // landed, or the end
+    // A record is written after one iteration's block sync and read kStages - 1 later.
+    const int tile = stage_tile[cursor.stage];
+    if (tile >= grid.num_tiles) break;  // the same answer in every thread
+    modify_tile(smem_tile, threadIdx.x, kBlockThreads);
+    ptx::fence_proxy_async(ptx::space_shared);  // my writes, visible to the async proxy
+    __syncthreads();  // all writes fenced before the store; nobody reads the stage after
     if (is_leader) {
       store_tile(&out_map, grid, tile, smem_tile);
-      if (i >= kRefillLag) {
-        ptx::cp_async_bulk_wait_group_read(ptx::n32_t<kRefillLag>{});  // the store of tile i - lag has read its stage
-        take_and_load(i - kRefillLag + kStages);                        // refill that stage
+      if (i >= 1) {
+        ptx::cp_async_bulk_wait_group_read(ptx::n32_t<1>{});  // tile i - 1's store has read
+        take_and_load(i - 1 + kStages);                        // refill its stage
       }
     }
   }
-  // Shared memory must outlive every read of it: the block may not exit while a store reads.
-  if (is_leader) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});
+  if (is_leader) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});  // smem outlives reads
 }
-/// [ring_kernel]
-
-// No row launches the in-order ring (pipeline_in_order runs the lesson's kernel itself): it is
-// compiled for the test that compares its instructions with the lesson's pipeline_kernel.
-template __global__ void ring_kernel<4, true>(const __grid_constant__ CUtensorMap, const __grid_constant__ CUtensorMap,
-                                              TileGrid, unsigned long long*);
+/// [in_order]
 
 // ---- Launchers and the table of rows ---------------------------------------------------------
 
@@ -140,28 +128,49 @@ void publish_maps(PublishedMaps& maps, CUtensorMap* gmem_maps) {
 
 using Launch = void (*)(const PublishedMaps& maps, const TileGrid& grid, unsigned max_blocks);
 
-// A lesson variant's launcher as a row of the lab (same-run comparisons).
+// A lesson variant's launcher as a row of the lab.
 template <::Launch kLessonLaunch>
 void launch_lesson(const PublishedMaps& maps, const TileGrid& grid, unsigned max_blocks) {
   kLessonLaunch(maps, grid, max_blocks);
 }
-void launch_constant_memory(const PublishedMaps&, const TileGrid& grid, unsigned max_blocks) {
-  launch_resident(constant_memory_kernel, 0, grid, max_blocks, grid);
+void launch_constant_memory(const PublishedMaps&, const TileGrid& grid, unsigned) {
+  constant_memory_kernel<<<static_cast<unsigned>(grid.num_tiles), kBlockThreads>>>(grid);
+  COURSE_CHECK_LAUNCH();
 }
-void launch_global_memory(const PublishedMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  launch_resident(global_memory_kernel, 0, grid, max_blocks, maps.gmem, grid);
+void launch_global_memory(const PublishedMaps& maps, const TileGrid& grid, unsigned) {
+  global_memory_kernel<<<static_cast<unsigned>(grid.num_tiles), kBlockThreads>>>(maps.gmem,
+                                                                                 grid);
+  COURSE_CHECK_LAUNCH();
 }
 
-template <int kStages>
-constexpr std::size_t ring_smem_bytes() {
-  return kStages * std::size_t{kTileBytes} + kSmemAlign;  // + room to align the first stage
+/// [launch_in_order]
+// The count of taken tiles. Zeroed before every launch, on the launch's stream; two launches
+// running at once would share it, and would each need their own.
+__device__ unsigned long long gmem_next_tile;
+
+void launch_in_order(const PublishedMaps& maps, const TileGrid& grid, unsigned max_blocks) {
+  void* next_tile = nullptr;
+  COURSE_CHECK(cudaGetSymbolAddress(&next_tile, gmem_next_tile));
+  COURSE_CHECK(cudaMemsetAsync(next_tile, 0, sizeof(unsigned long long)));  // before the kernel
+  launch_resident(in_order_kernel, kBlockThreads, ring_smem_bytes(kStages), grid, max_blocks,
+                  maps.in, maps.out, grid, static_cast<unsigned long long*>(next_tile));
 }
-template <int kStages>
-void launch_ring(const PublishedMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  unsigned long long* no_counter = nullptr;  // dealt tiles: the kernel never reads a counter
-  launch_resident(ring_kernel<kStages, false>, ring_smem_bytes<kStages>(), grid, max_blocks, maps.in, maps.out, grid,
-                  no_counter);
+/// [launch_in_order]
+
+/// [launch_blocks_of_tiles]
+// The lesson's ring, unchanged, on a grid of one block per kTilesPerBlock tiles instead of the
+// resident grid: each block strides over its few tiles, and the hardware's block scheduler
+// hands the next block to whichever SM finishes first.
+template <int kTilesPerBlock>
+void launch_ring_blocks_of(const PublishedMaps& maps, const TileGrid& grid, unsigned) {
+  const auto kernel = ring_kernel<kStages>;
+  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(ring_smem_bytes(kStages))));
+  const unsigned blocks = (grid.num_tiles + kTilesPerBlock - 1) / kTilesPerBlock;
+  kernel<<<blocks, kRingThreads, ring_smem_bytes(kStages)>>>(maps.in, maps.out, grid);
+  COURSE_CHECK_LAUNCH();
 }
+/// [launch_blocks_of_tiles]
 
 struct Variant {
   const char* name;
@@ -170,18 +179,15 @@ struct Variant {
   bool padded = false;  // pitch - kPaddingCols columns per row: row bytes not a multiple of 16
 };
 const Variant kVariants[] = {
-    {"grid_constant", "the lesson's one-stage kernel, maps as const __grid_constant__ parameters",
-     &launch_lesson<&launch_grid_constant>},
-    {"constant_memory", "the same, maps in __constant__ memory (cudaMemcpyToSymbol)", &launch_constant_memory},
-    {"global_memory", "the same, maps in global memory + fence.proxy.tensormap acquire", &launch_global_memory},
-    {"pipeline_1stage", "persistent TMA pipeline, 1 stage of 32 KiB, tiles dealt to the blocks", &launch_ring<1>},
-    {"pipeline_2stage", "the same, 2 stages, tiles dealt", &launch_ring<2>},
-    {"pipeline_3stage", "the same, 3 stages, tiles dealt", &launch_ring<3>},
-    {"pipeline_4stage", "the same, 4 stages (the lesson's depth), tiles dealt", &launch_ring<4>},
-    {"pipeline_in_order", "the lesson's pipeline: 4 stages, tiles taken in order from a counter",
-     &launch_lesson<&launch_pipeline>},
-    {"padded_rows", "the lesson's pipeline on rows of pitch-3 floats: edge boxes, clipped stores",
-     &launch_lesson<&launch_pipeline>, true},
+    {"constant_memory", "the lesson's minimal kernel, maps in __constant__ memory",
+     &launch_constant_memory},
+    {"global_memory", "the same, maps in global memory + fence.proxy.tensormap acquire",
+     &launch_global_memory},
+    {"ring_2_stages", "the lesson's ring with 2 stages of 32 KiB", &launch_lesson<&launch_ring<2>>},
+    {"ring_blocks_of_4", "the lesson's ring on a grid of one block per 4 tiles, not resident",
+     &launch_ring_blocks_of<4>},
+    {"in_order", "4 stages, tiles taken in order from a global counter, no empty barrier",
+     &launch_in_order},
 };
 
 // ---- run(): verify every row, then time the correct ones ----------------------------------
@@ -215,29 +221,27 @@ void run(const course::Options& opts, course::Report& report) {
     const MatrixView m = problem.view(v.padded);
     const PublishedMaps maps = problem.maps(m);  // encoded once, outside the timed launches
     course::check_and_time(
-        opts, report, v.name, [&] { return verify(v, problem); }, [&] { v.launch(maps, tile_grid(m, false), 0); },
-        2 * std::size_t(m.rows) * m.cols * sizeof(float));  // each element read once and written once
+        opts, report, v.name, [&] { return verify(v, problem); },
+        [&] { v.launch(maps, tile_grid(m, false), 0); },
+        2 * std::size_t(m.rows) * m.cols * sizeof(float));  // each element read and written once
   }
 }
 
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info = ::chapter_info();  // the lesson's requirement, sizes and size rule
   info.program = "tma_2d_lab";
-  info.title = "07 tma_2d lab: map placement, stage sweep, dealt tiles, padded rows";
+  info.title = "07 tma_2d lab: map placement, ring depth, tiles in order";
   info.explanation =
-      "The lesson's matrix (16384-float rows; --size sets the row count), doubled tile by tile with\n"
-      "one thing changed per row: the map in __constant__ or global memory, 1-4 stages in flight with\n"
-      "the tiles dealt instead of taken in order from the counter, rows padded to the pitch.";
-  info.host_model = [](std::ostream& out) {
-    out << kBlockThreads << " threads per block; pipelines of 1-4 stages, " << ring_smem_bytes<1>() / 1024 << " to "
-        << ring_smem_bytes<4>() / 1024 << " KiB of shared memory per block\n";
-    print_map_model(out);
-  };
+      "The lesson's matrix (16384-float rows; --size sets the row count), doubled tile by tile\n"
+      "with one thing changed per row: the map in __constant__ or global memory, the ring's\n"
+      "depth, its grid, the tiles taken in order from a global counter.";
   return info;
 }
 
 }  // namespace lab
 
 #ifndef COURSE_NO_LAB_MAIN
-int main(int argc, char** argv) { return course::chapter_main(argc, argv, lab::chapter_info(), lab::kVariants, lab::run); }
+int main(int argc, char** argv) {
+  return course::chapter_main(argc, argv, lab::chapter_info(), lab::kVariants, lab::run);
+}
 #endif

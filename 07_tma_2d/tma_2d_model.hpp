@@ -286,10 +286,14 @@ inline TileGrid tile_grid(const MatrixView& m, bool shifted) {
 // negative. A store writes the box elements inside the matrix and drops the rest, except that
 // in dimension 0 it writes whole 16-byte granules: a row whose width is not a multiple of 16
 // bytes gets up to 12 bytes of its padding overwritten (seen on the H100; the guide is silent).
+// Element (r, c) of the box at (x, y) is read from the matrix, or else filled with zero.
+inline bool loads_from_matrix(const MatrixView& m, int x, int y, int r, int c) {
+  return y + r >= 0 && y + r < m.rows && x + c >= 0 && x + c < m.cols;
+}
 inline void load_box_model(const std::vector<float>& gmem, const MatrixView& m, int x, int y, float* box) {
   for (int r = 0; r < kTileRows; ++r) {
     for (int c = 0; c < kTileCols; ++c) {
-      const bool inside = y + r >= 0 && y + r < m.rows && x + c >= 0 && x + c < m.cols;
+      const bool inside = loads_from_matrix(m, x, y, r, c);
       box[r * kTileCols + c] = inside ? gmem[std::size_t(y + r) * m.pitch_elems + (x + c)] : 0.0f;
     }
   }

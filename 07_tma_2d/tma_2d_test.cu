@@ -4,12 +4,15 @@
 // raw out-of-bounds boxes, every lesson variant and every lab row bit-exact on awkward shapes, and
 // a miscounted barrier diagnosed, not hung.
 #include "tma_2d_lab.cu"  // the lab, which brings the lesson and the model
+#include "tma_2d_figures.cpp"  // box_fill_svg, figures_main
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <iterator>
 #include <random>
@@ -203,7 +206,7 @@ TEST(HostTileGrid, CoversAnAwkwardMatrix) {
   EXPECT_EQ(tile_origin(grid, 9).y, 64);
 }
 
-// The pipelines' claim: tile i of a block uses stage i mod kStages and waits for phase parity
+// The rings' claim: tile i of a block uses stage i mod kStages and waits for phase parity
 // floor(i / kStages) mod 2 of that stage's barrier; course::StageCursor walks exactly that.
 template <int kRing>
 void expect_cursor_walks_the_ring() {
@@ -218,7 +221,7 @@ TEST(HostStageCursor, WalksStagesAndFlipsThePhaseEachRound) {
   expect_cursor_walks_the_ring<1>();  // the one-stage loop: the phase flips every tile
   expect_cursor_walks_the_ring<2>();
   expect_cursor_walks_the_ring<3>();
-  expect_cursor_walks_the_ring<4>();  // the lesson's pipeline
+  expect_cursor_walks_the_ring<4>();  // the lesson's ring
 }
 
 TEST(HostChapter, SizeIsWholeRows) {
@@ -242,32 +245,54 @@ TEST(HostChapter, HostModelShowsTheRejectedAndThePaddedPitch) {
   }
 }
 
-// Nothing measured is lost: every earlier variant is a variant of the lesson or a row of the lab,
-// and the lesson stays within its four variants. The lesson's pipeline once dealt its tiles: that
-// ring is measured as the lab's pipeline_4stage. The lab's in-order ring became the lesson's
-// pipeline: the lab's pipeline_in_order row runs it (and padded_rows, on padded rows), so that
-// dealt and in order are still compared in one run.
-TEST(HostChapter, EveryEarlierVariantIsInTheLessonOrTheLab) {
-  auto find = [](const std::string& name, const auto& table) {
-    return std::find_if(std::begin(table), std::end(table), [&](const auto& v) { return name == v.name; });
-  };
-  auto in_table = [&](const std::string& name, const auto& table) { return find(name, table) != std::end(table); };
-  for (const char* name : {"grid_constant", "pipeline", "shifted", "constant_memory", "global_memory",
-                           "pipeline_1stage", "pipeline_2stage", "pipeline_3stage", "pipeline_4stage",
-                           "pipeline_in_order", "padded_rows"}) {
-    EXPECT_TRUE(in_table(name, kVariants) || in_table(name, lab::kVariants)) << name;
-  }
-  EXPECT_LE(std::size(kVariants), 4u);
-  EXPECT_EQ(std::string(lab::chapter_info().program), "tma_2d_lab");
-  for (const char* name : {"pipeline", "shifted"}) {
-    ASSERT_TRUE(in_table(name, kVariants)) << name;
-    EXPECT_EQ(find(name, kVariants)->launch, &launch_pipeline) << name << ": the lesson's in-order pipeline";
-  }
-  for (const char* name : {"pipeline_in_order", "padded_rows"}) {
-    ASSERT_TRUE(in_table(name, lab::kVariants)) << name;
-    EXPECT_EQ(find(name, lab::kVariants)->launch, &lab::launch_lesson<&launch_pipeline>) << name;
-  }
-  EXPECT_EQ(find("pipeline_4stage", lab::kVariants)->launch, &lab::launch_ring<4>) << "the dealt ring, 4 stages";
+// ---- The concept figure: a box at the edges, drawn from the model ------------------------------
+
+bool contains(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+std::string figures_dir() {
+  return std::filesystem::path(__FILE__).parent_path().string() + "/figures";
+}
+
+TEST(HostFigures, CommittedSvgIsWhatTheModelDraws) {
+  const std::string path = figures_dir() + "/box_fill.svg";
+  std::ifstream file(path, std::ios::binary);
+  ASSERT_TRUE(file) << "no " << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str(), box_fill_svg())
+      << path << " differs from box_fill_svg(); regenerate: build/07_tma_2d/tma_2d_figures 07_tma_2d/figures";
+}
+
+// The figure counts what the model loads: box A at (-4, -3) keeps 4 x 2 elements of the matrix,
+// box B at (8, 5) 4 x 3; the rest of each 8 x 5 box is zeros.
+TEST(HostFigures, TheFigureCountsWhatTheModelLoads) {
+  const std::string svg = box_fill_svg();
+  EXPECT_TRUE(contains(svg, "A: 8 of 40 elements loaded, 32 zeros")) << svg;
+  EXPECT_TRUE(contains(svg, "B: 12 of 40 elements loaded, 28 zeros")) << svg;
+  EXPECT_EQ(course::count_matches(svg, R"re(fill="#7a4a12">0</text>)re"), 32 + 28) << "one zero per filled element";
+}
+
+TEST(HostFigures, TheFigureScalesAndHasABackground) {
+  const std::string svg = box_fill_svg();
+  EXPECT_TRUE(contains(svg, "viewBox=\"0 0 720 "));
+  EXPECT_TRUE(contains(svg, "width=\"100%\""));
+  EXPECT_TRUE(contains(svg, "fill=\"#ffffff\""));
+  EXPECT_EQ(course::count_matches(svg, R"re(font-size="([0-9]|1[01])")re"), 0) << "text at least 12 units";
+}
+
+TEST(HostFigures, BadCommandLinesAreOneLineNamingTheRule) {
+  std::ostringstream out, err;
+  EXPECT_EQ(figures_main({"--output=x"}, out, err), 2);
+  EXPECT_TRUE(contains(err.str(), "unknown option '--output=x'")) << err.str();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(figures_main({}, out2, err2), 2);
+  EXPECT_TRUE(contains(err2.str(), "expected one argument")) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(figures_main({"/nonexistent/folder"}, out3, err3), 1);
+  EXPECT_TRUE(contains(err3.str(), "no folder")) << err3.str();
+  std::ostringstream out4, err4;
+  EXPECT_EQ(figures_main({"--help"}, out4, err4), 0);
+  EXPECT_EQ(out4.str().rfind("usage: tma_2d_figures DIR", 0), 0u) << out4.str();
 }
 
 // ---- What the compiler emits (PTX generated by the build) --------------------------------
@@ -299,11 +324,14 @@ class HostCodegen : public ::testing::Test {
   static inline std::string lesson_ptx_, lab_ptx_;
 };
 
-const char* const kLessonKernels[] = {"grid_constant_kernel", "pipeline_kernel"};
-// lab::ring_kernel<N, kInOrder>: Lb0 is a dealt ring, Lb1 the in-order one.
-const char* const kLabKernels[] = {"constant_memory_kernel", "global_memory_kernel", "ring_kernelILi1ELb0E",
-                                   "ring_kernelILi2ELb0E",   "ring_kernelILi3ELb0E", "ring_kernelILi4ELb0E",
-                                   "ring_kernelILi4ELb1E"};
+const char* const kLessonKernels[] = {"minimal_kernel", "ring_kernelILi4E"};
+// The lab's kernels: the minimal kernel's body with the maps elsewhere, the lesson's ring at other
+// depths, and the in-order pipeline.
+const char* const kLabKernels[] = {"constant_memory_kernel", "global_memory_kernel",
+                                   "ring_kernelILi2E", "in_order_kernel"};
+// The kernels whose copies an elected lane issues (the others use threadIdx.x == 0).
+const char* const kElectingKernels[] = {"ring_kernelILi4E", "ring_kernelILi2E",
+                                        "in_order_kernel"};
 
 void expect_tensor_copies_only(const std::string& k, const char* name) {
   auto has = [&](const char* text) { return k.find(text) != std::string::npos; };
@@ -314,7 +342,6 @@ void expect_tensor_copies_only(const std::string& k, const char* name) {
   EXPECT_TRUE(has("fence.proxy.async.shared::cta")) << name << ": st.shared must be fenced before the store";
   EXPECT_TRUE(has("cp.async.bulk.commit_group")) << name;
   EXPECT_TRUE(has("cp.async.bulk.wait_group.read")) << name;
-  EXPECT_TRUE(has("elect.sync")) << name;
   EXPECT_FALSE(has("ld.global")) << name << ": no element passes through registers from global memory";
   EXPECT_FALSE(has("st.global")) << name;
   EXPECT_EQ(course::count_matches(k, R"(cp\.async\.c[ag]\.)"), 0) << name << ": no LDGSTS-style copy";
@@ -326,6 +353,8 @@ TEST_F(HostCodegen, EveryKernelMovesTilesWithTensorCopiesOnly) {
   for (const std::string* ptx : {&lesson_ptx_, &lab_ptx_}) {
     EXPECT_EQ(course::count_matches(*ptx, R"(cp\.async\.c[ag]\.)"), 0) << "no cp.async.ca / cp.async.cg anywhere";
   }
+  for (const char* name : kElectingKernels) EXPECT_TRUE(has(lab(name), "elect.sync")) << name;
+  EXPECT_FALSE(has(lesson("minimal_kernel"), "elect.sync")) << "the minimal kernel: threadIdx.x == 0";
 }
 
 // Where the map lives decides how the kernel finds its address.
@@ -334,65 +363,48 @@ TEST_F(HostCodegen, TheMapIsReadWhereItLives) {
     EXPECT_TRUE(has(lesson(name), "cvta.param.u64")) << name << ": the parameter's own address, no local copy";
     EXPECT_FALSE(has(lesson(name), "fence.proxy.tensormap")) << name;
   }
-  for (const char* name : {"ring_kernelILi4ELb0E", "ring_kernelILi4ELb1E"}) {
-    EXPECT_TRUE(has(lab(name), "cvta.param.u64")) << name << ": the parameter's own address, no local copy";
-    EXPECT_FALSE(has(lab(name), "fence.proxy.tensormap")) << name;
-  }
+  EXPECT_TRUE(has(lab("in_order_kernel"), "cvta.param.u64"));
   EXPECT_TRUE(has(lab("constant_memory_kernel"), "cvta.const.u64"));
   EXPECT_FALSE(has(lab("constant_memory_kernel"), "fence.proxy.tensormap"));
   EXPECT_TRUE(has(lab("global_memory_kernel"), "fence.proxy.tensormap::generic.acquire.sys"));
 }
 
-TEST_F(HostCodegen, PipelinesRefillOneStoreLate) {
-  EXPECT_TRUE(has(lab("ring_kernelILi1ELb0E"), "cp.async.bulk.wait_group.read 0;"));
-  EXPECT_FALSE(has(lab("ring_kernelILi1ELb0E"), "cp.async.bulk.wait_group.read 1;"));
-  EXPECT_TRUE(has(lesson("pipeline_kernel"), "cp.async.bulk.wait_group.read 1;"));
-  for (const char* name :
-       {"ring_kernelILi2ELb0E", "ring_kernelILi3ELb0E", "ring_kernelILi4ELb0E", "ring_kernelILi4ELb1E"}) {
+// The ring's store thread waits for all but its newest store to have read shared memory, and
+// releases that stage; the minimal kernel waits for its one store.
+TEST_F(HostCodegen, RingsFreeAStageOneStoreLate) {
+  for (const char* name : {"ring_kernelILi4E", "ring_kernelILi2E", "in_order_kernel"}) {
     EXPECT_TRUE(has(lab(name), "cp.async.bulk.wait_group.read 1;")) << name;
   }
+  EXPECT_TRUE(has(lesson("minimal_kernel"), "cp.async.bulk.wait_group.read 0;"));
+  EXPECT_FALSE(has(lesson("minimal_kernel"), "cp.async.bulk.wait_group.read 1;"));
 }
 
-// The lesson's pipeline (and the lab's in-order ring) take their tiles from the counter, with one
-// atomic add per tile; the dealt rings and the one-stage kernels compute theirs.
-TEST_F(HostCodegen, OnlyTheInOrderPipelinesUseTheCounter) {
-  EXPECT_TRUE(has(lesson("pipeline_kernel"), "atom.global.add.u64"));
-  EXPECT_TRUE(has(lab("ring_kernelILi4ELb1E"), "atom.global.add.u64"));
-  for (const char* name : {"ring_kernelILi1ELb0E", "ring_kernelILi2ELb0E", "ring_kernelILi3ELb0E",
-                           "ring_kernelILi4ELb0E", "constant_memory_kernel", "global_memory_kernel"}) {
+// The lesson's kernels compute their tiles (blockIdx.x, + gridDim.x, ...): no global counter.
+// Only the lab's in-order pipeline takes tiles from one, with one atomic add per tile.
+TEST_F(HostCodegen, OnlyTheInOrderPipelineUsesACounter) {
+  EXPECT_TRUE(has(lab("in_order_kernel"), "atom.global.add.u64"));
+  for (const char* name : kLessonKernels) EXPECT_FALSE(has(lesson(name), "atom.global")) << name;
+  for (const char* name : {"ring_kernelILi2E", "constant_memory_kernel",
+                           "global_memory_kernel"}) {
     EXPECT_FALSE(has(lab(name), "atom.global")) << name;
   }
-  EXPECT_FALSE(has(lesson("grid_constant_kernel"), "atom.global"));
 }
 
-// Only the leader knows which tile the lesson's pipeline took, so the end reaches the block as a
-// barrier phase completed by a plain arrival; the dealt rings end the same way (so that the two
-// differ in the tiles alone). The one-stage kernels' threads know their last tile: no such arrival.
-TEST_F(HostCodegen, ThePipelinesSignalTheEndThroughABarrier) {
+// A plain arrival (no bytes): the ring's consumers release a stage on its empty barrier; the
+// in-order pipeline signals the end through a full barrier. The minimal kernel has neither.
+TEST_F(HostCodegen, PlainArrivalsReleaseStagesOrSignalTheEnd) {
   const char* const plain_arrive = R"(mbarrier\.arrive\.release)";  // not arrive.expect_tx
-  EXPECT_GT(course::count_matches(lesson("pipeline_kernel"), plain_arrive), 0);
-  EXPECT_GT(course::count_matches(lab("ring_kernelILi4ELb1E"), plain_arrive), 0);
-  EXPECT_GT(course::count_matches(lab("ring_kernelILi4ELb0E"), plain_arrive), 0);
-  EXPECT_EQ(course::count_matches(lesson("grid_constant_kernel"), plain_arrive), 0);
-}
-
-// The lab's in-order ring is the lesson's pipeline_kernel: the same instructions in the same order
-// (operands aside, which name the kernel, its labels and its shared variables). The dealt rings
-// come from the same template, so pipeline_4stage differs from the lesson in where tiles come from.
-TEST_F(HostCodegen, TheInOrderRingIsTheLessonsPipeline) {
-  static_assert(kStages == 4, "ring_kernel<4, true> stands for the lesson's pipeline");
-  const std::vector<std::string> taught = course::ptx_instructions(lesson("pipeline_kernel"));
-  EXPECT_GT(taught.size(), 100u) << "too few instructions found";
-  EXPECT_EQ(taught, course::ptx_instructions(lab("ring_kernelILi4ELb1E")));
-  EXPECT_NE(taught, course::ptx_instructions(lab("ring_kernelILi4ELb0E"))) << "the dealt ring computes its tiles";
+  EXPECT_GT(course::count_matches(lesson("ring_kernelILi4E"), plain_arrive), 0);
+  EXPECT_GT(course::count_matches(lab("in_order_kernel"), plain_arrive), 0);
+  EXPECT_EQ(course::count_matches(lesson("minimal_kernel"), plain_arrive), 0);
 }
 
 // In the machine code a tensor load is UTMALDG, a tensor store UTMASTG, and the mbarrier
 // operations (arrive, expect-tx, try-wait) are SYNCS instructions; no LDGSTS.
 TEST_F(HostCodegen, MachineCodeUsesTheTmaUnit) {
   COURSE_SASS_OR_SKIP(sass, "sm_90");
-  for (const char* name : {"grid_constant_kernel", "pipeline_kernel", "constant_memory_kernel", "global_memory_kernel",
-                           "ring_kernelILi4ELb1E"}) {
+  for (const char* name : {"minimal_kernel", "ring_kernelILi4E", "constant_memory_kernel",
+                           "global_memory_kernel", "in_order_kernel"}) {
     const std::string k = course::sass_kernel_body(sass, name);
     ASSERT_FALSE(k.empty()) << "no kernel " << name << " in the sm_90 machine code";
     EXPECT_TRUE(has(k, "UTMALDG")) << name;
@@ -421,7 +433,7 @@ TEST_P(Sm90_Tma2d, PaddedPitchAndPartialTiles) { expect_correct(999, 1004); }
 TEST_P(Sm90_Tma2d, WideRowsNotAMultipleOfTheTile) { expect_correct(257, 16380); }
 TEST_P(Sm90_Tma2d, ManyTilesThroughThreeBlocks) { expect_correct(300, 2048, 3); }  // ~27 tiles per block
 TEST_P(Sm90_Tma2d, OneBlockWalksEveryStageAndPhase) { expect_correct(130, 512, 1); }
-// 10 tiles, 4 blocks of 4 stages: some blocks find no tile left while they fill their ring.
+// 10 tiles, 4 blocks of 4 stages: some blocks have fewer tiles than stages.
 TEST_P(Sm90_Tma2d, FewerTilesThanStagesOfAllBlocks) { expect_correct(64, 1280, 4); }
 
 TEST_P(Sm90_Tma2d, RepeatedRunsGiveTheSameBits) {
@@ -480,9 +492,9 @@ TEST_F(Sm90_TmaStore, ClipsAtSixteenByteGranules) {
   gmem_in.upload(host_in.data());
   course::GuardedOutput<float> gmem_out(host_in.size());
   gmem_out.poison();
-  const lab::PublishedMaps maps{
-      TileMaps{encode_tiled(matrix_request(gmem_in.data(), m)), encode_tiled(matrix_request(gmem_out.data(), m))}};
-  lab::launch_ring<3>(maps, tile_grid(m, false), 0);
+  const TileMaps maps{encode_tiled(matrix_request(gmem_in.data(), m)),
+                      encode_tiled(matrix_request(gmem_out.data(), m))};
+  launch_ring<kStages>(maps, tile_grid(m, false), 0);
   COURSE_CHECK(cudaDeviceSynchronize());
   const course::Comparison result = gmem_out.check(reference(host_in, m, false), m.pitch_elems);
   EXPECT_TRUE(result.ok()) << result.summary() << '\n' << result.first;
@@ -700,6 +712,14 @@ TEST_F(Sm90_TensorMap, LibraryCopyEncodesTheSameBytes) {
 // ---- On the GPU: raw boxes around the matrix's edges ----------------------------------------
 
 /// [tile_window]
+// Arrive on `bar` expecting a whole box, and load the box at (x, y) into smem_box.
+__device__ void load_box_at(const CUtensorMap* map, int x, int y, float* smem_box, std::uint64_t* bar) {
+  const std::int32_t coords[2] = {x, y};  // negative or past the edge: zero fill
+  (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar,
+                                       std::uint32_t{kTileBytes});  // the whole box, zeros included
+  ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_box, map, coords, bar);
+}
+
 // Loads one box at (x, y) and writes it out unchanged, so that the fill is visible.
 __global__ void tile_window_kernel(const __grid_constant__ CUtensorMap map, int x, int y, float* gmem_box) {
   __shared__ alignas(kSmemAlign) float smem_box[kTileElems];
@@ -710,7 +730,7 @@ __global__ void tile_window_kernel(const __grid_constant__ CUtensorMap map, int 
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible to TMA
   }
   __syncthreads();  // visible to every thread
-  if (is_leader) load_box(&map, x, y, smem_box, &full_bar);
+  if (is_leader) load_box_at(&map, x, y, smem_box, &full_bar);
   course::bounded_wait_parity(&full_bar, 0, {"full", 0, 0});  // the whole box landed, fill included
   for (int i = threadIdx.x; i < kTileElems; i += blockDim.x) gmem_box[i] = smem_box[i];
 }
@@ -807,7 +827,7 @@ __global__ void barrier_expects_every_thread_kernel(const __grid_constant__ CUte
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   __syncthreads();
-  if (is_leader) load_box(&in_map, 0, 0, smem_tile, &full_bar);
+  if (is_leader) load_box_at(&in_map, 0, 0, smem_tile, &full_bar);
   course::bounded_wait_parity(&full_bar, 0, {"full", 0, 0});
 }
 /// [broken]
