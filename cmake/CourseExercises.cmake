@@ -23,7 +23,21 @@ if(COURSE_EXERCISES)
   else()
     message(STATUS "Exercises: built from the starters; their tests fail until the TODOs are done")
   endif()
+  # The run's closing summary: one line per chapter (done, to do, not graded here), not one per
+  # exercise and failed test (scripts/check_exercises.py --summary). It replaces the course's
+  # CTestCustom.cmake, which course_add_summary() writes at the end of the top directory.
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_FOUND)
+    cmake_language(DEFER CALL course_write_exercise_summary)
+  endif()
 endif()
+
+function(course_write_exercise_summary)
+  file(WRITE "${CMAKE_BINARY_DIR}/CTestCustom.cmake"
+       "set(CTEST_CUSTOM_POST_TEST \"\\\"${Python3_EXECUTABLE}\\\" "
+       "\\\"${PROJECT_SOURCE_DIR}/scripts/check_exercises.py\\\" --summary "
+       "\\\"${CMAKE_BINARY_DIR}/Testing/course_run.xml\\\"\")\n")
+endfunction()
 
 # Called by course_add_chapter for a chapter with an exercises/ folder. The exercises get a
 # directory scope of their own (cmake/exercises/CMakeLists.txt, added once per chapter), whose
