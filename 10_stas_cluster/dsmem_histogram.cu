@@ -199,10 +199,6 @@ const Variant kVariants[] = {
      &launch_histogram<1>, &resident_clusters<1>},
     {"histogram_c2", "clusters of 2: 16384 bins (64 KiB) per block, half the adds go to the other block", 2,
      &launch_histogram<2>, &resident_clusters<2>},
-    {"histogram_c4", "clusters of 4: 8192 bins (32 KiB) per block, three quarters of the adds are remote", 4,
-     &launch_histogram<4>, &resident_clusters<4>},
-    {"histogram_c8", "clusters of 8: 4096 bins (16 KiB) per block, seven eighths of the adds are remote", 8,
-     &launch_histogram<8>, &resident_clusters<8>},
 };
 
 // ---- run(): verify every variant, then time the correct ones --------------------------------
