@@ -1,18 +1,15 @@
 // 03_barrier, second lesson: the guide's lower-level spellings of the chapter's barrier, running.
 //
-// What you learn: the memory barrier primitives (__mbarrier_init, the token of __mbarrier_arrive, __mbarrier_test_wait
-// and __mbarrier_try_wait on it, __mbarrier_token_pending_count, __mbarrier_inval) with copies bound to the barrier by
-// __pipeline_arrive_on, and what that arrive-on does to the pending count; cuda::barrier's arrive_and_drop, for threads
-// that leave while the others go on; a completion function, run once per phase by one thread after every arrival and
-// before any release. What changed from barrier.cu: the same batches and compute, but --size may end in a partial batch
-// (a whole number of 16-byte chunks, a ring of its own), which the threads past its end sit out.
-// Hardware: compute capability 8.0+ (mbarrier, LDGSTS); __mbarrier_try_wait is 9.0 only (8.0 polls test_wait).
+// What you learn: the memory barrier primitives (__mbarrier_init/arrive/test_wait/try_wait/inval,
+// __mbarrier_token_pending_count) with __pipeline_arrive_on and what it does to the pending count;
+// cuda::barrier's arrive_and_drop, for threads that leave early; a completion function.
+// What changed from barrier.cu: the same batches and compute, but --size may end in a partial
+// batch (whole 16-byte chunks, a ring of its own), which the threads past its end sit out.
+// Hardware: compute capability 8.0+ (mbarrier, LDGSTS); __mbarrier_try_wait is 9.0 only.
 // Run: build/03_barrier/barrier_primitives [--bench] [--variant=NAME] [--size=BYTES]
-// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-ldgsts (4.11.1.3,
-//        "CUDA C primitives"); https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/device-callable-apis.html
-// API: cuda::barrier https://nvidia.github.io/cccl/libcudacxx/extended_api/synchronization_primitives/barrier.html;
-//      PTX mbarrier (arrive_drop, arrive.noComplete, pending_count, cp.async.mbarrier.arrive):
-//        https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier
+// Guide: 4.11.1.3 ("CUDA C primitives"), https://docs.nvidia.com/cuda/cuda-programming-guide/
+// API: cuda::barrier https://nvidia.github.io/cccl/libcudacxx/; PTX mbarrier (arrive_drop,
+//      pending_count): https://docs.nvidia.com/cuda/parallel-thread-execution/
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 #include <cuda/barrier>
@@ -33,13 +30,13 @@
 #include "course/check.hpp"
 #include "course/output.hpp"
 #include "course/pattern.hpp"
-#include "course/stage_cursor.hpp"  // barrier.cu's StageCursor: {stage, parity of its barrier's phase}
+#include "course/stage_cursor.hpp"  // barrier.cu's StageCursor: {stage, parity}
 #include "course/wait.cuh"
 
 namespace cg = cooperative_groups;
 using block_barrier = cuda::barrier<cuda::thread_scope_block>;
 
-// A __shared__ cuda::barrier's constructor must not run (nothing initialises shared memory): init() does its work.
+// A __shared__ cuda::barrier's constructor must not run (nothing initialises shared memory).
 #pragma nv_diag_suppress static_var_with_dynamic_init
 
 constexpr int kBlockThreads = 256;
@@ -48,26 +45,25 @@ constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 4 K
 constexpr int kChunkBytes = 16;                                            // one LDGSTS, one uint4
 constexpr int kChunkElems = kChunkBytes / sizeof(std::uint32_t);
 constexpr int kStages = 2;  // double buffering, as in barrier.cu
-static_assert(kBatchBytes == kBlockThreads * kChunkBytes, "every thread copies and computes one 16-byte chunk");
+static_assert(kBatchBytes == kBlockThreads * kChunkBytes,
+              "every thread copies and computes one 16-byte chunk");
 
-// 9.0: arrive_and_drop's aligned copies are bulk copies; the barriers' init() must be visible to the async proxy.
+// 9.0: arrive_and_drop's aligned copies are bulk copies: init() must be visible to the async proxy.
 __device__ inline void fence_barrier_init_for_tma() {
   NV_IF_TARGET(NV_PROVIDES_SM_90, (cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);));
 }
 
-// ---- The problem: barrier.cu's, with a partial last batch allowed ----------------------------
-
-__host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre, std::uint32_t right) {
+__host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre,
+                                                std::uint32_t right) {
   return left + 2u * centre + right;
 }
 
 __host__ __device__ inline std::size_t batches_of(std::size_t num_elems) {
   return (num_elems + kBatchElems - 1) / kBatchElems;
 }
-// Elements in batch `batch`: kBatchElems, or what is left for the last (a whole number of chunks).
 __host__ __device__ inline int batch_elems(std::size_t batch, std::size_t num_elems) {
   const std::size_t left = num_elems - batch * kBatchElems;
-  return left < kBatchElems ? static_cast<int>(left) : kBatchElems;
+  return left < kBatchElems ? static_cast<int>(left) : kBatchElems;  // the last: whole chunks
 }
 
 std::vector<std::uint32_t> reference(const std::vector<std::uint32_t>& in) {
@@ -75,13 +71,15 @@ std::vector<std::uint32_t> reference(const std::vector<std::uint32_t>& in) {
   for (std::size_t batch = 0; batch < batches_of(in.size()); ++batch) {
     const std::size_t base = batch * kBatchElems;
     const int n = batch_elems(batch, in.size());  // each batch is a ring of its own elements
-    for (int i = 0; i < n; ++i) out[base + i] = smooth(in[base + (i + n - 1) % n], in[base + i], in[base + (i + 1) % n]);
+    for (int i = 0; i < n; ++i)
+      out[base + i] = smooth(in[base + (i + n - 1) % n], in[base + i], in[base + (i + 1) % n]);
   }
   return out;
 }
 
-// Each thread turns its 16-byte chunk and the two elements beside it into four outputs (one 16-byte store).
-__device__ void compute_batch(const std::uint32_t* smem_batch, std::uint32_t* gmem_out_batch, int elems) {
+// Each thread turns its chunk and the two elements beside it into four outputs: one 16-byte store.
+__device__ void compute_batch(const std::uint32_t* smem_batch, std::uint32_t* gmem_out_batch,
+                              int elems) {
   const int first = threadIdx.x * kChunkElems;
   if (first >= elems) return;  // past the end of a partial last batch
   const uint4 centre = reinterpret_cast<const uint4*>(smem_batch)[threadIdx.x];
@@ -92,13 +90,10 @@ __device__ void compute_batch(const std::uint32_t* smem_batch, std::uint32_t* gm
   reinterpret_cast<uint4*>(gmem_out_batch)[threadIdx.x] = out;
 }
 
-// ---- Kernels --------------------------------------------------------------------------------
-
 /// [bounded_mbarrier_wait]
-// The primitives' wait for the phase a token names, bounded with the course's clock and diagnosis (its waits take a
-// cuda::barrier or a parity). __mbarrier_try_wait is 9.0 only (its 8.0 code in the header is __trap()); it may
-// suspend the thread for up to its hint, 1000 ns as in the guide, but returns as soon as the phase completes.
-__device__ void bounded_mbarrier_wait(__mbarrier_t* bar, __mbarrier_token_t token, course::WaitSite site) {
+// The primitives' token wait, bounded; __mbarrier_try_wait (9.0) may sleep up to a 1000 ns hint.
+__device__ void bounded_mbarrier_wait(__mbarrier_t* bar, __mbarrier_token_t token,
+                                      course::WaitSite site) {
   const unsigned long long start = course::wait_clock_ns();
   for (;;) {
     bool done = false;
@@ -111,33 +106,33 @@ __device__ void bounded_mbarrier_wait(__mbarrier_t* bar, __mbarrier_token_t toke
 /// [bounded_mbarrier_wait]
 
 /// [mbarrier_primitives]
-__global__ void mbarrier_primitives_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
+__global__ void mbarrier_primitives_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                                           std::size_t num_elems) {
   __shared__ alignas(16) std::uint32_t smem_batch[kStages][kBatchElems];
-  __shared__ __mbarrier_t full_bar[kStages];  // the primitives' mbarrier: a uint64_t in shared memory
-  // TUTORIAL: the count is the threads' own arrivals. __pipeline_arrive_on is cp.async.mbarrier.arrive, the
-  // counting form: it raises the current phase's pending count by one when issued, and makes that arrival when
-  // this thread's earlier copies have landed. Net zero, but the phase cannot complete in between.
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) __mbarrier_init(&full_bar[s], blockDim.x);  // each thread arrives once per phase
+  __shared__ __mbarrier_t full_bar[kStages];  // the primitives' mbarrier: a uint64_t
+  // TUTORIAL: the count is the threads' own arrivals: the counting arrive-on below nets zero.
+  if (threadIdx.x == 0) {  // each thread arrives once per phase
+    for (int s = 0; s < kStages; ++s) __mbarrier_init(&full_bar[s], blockDim.x);
   }
   __syncthreads();  // every barrier initialised before first use
 
   const std::size_t num_batches = batches_of(num_elems);
   const int chunk = threadIdx.x * kChunkElems;
-  __mbarrier_token_t token[kStages];  // token[s]: this thread's arrival on full_bar[s], naming its phase
+  __mbarrier_token_t token[kStages];  // token[s]: names the phase of my arrival on full_bar[s]
   course::StageCursor<kStages> load_at;
   auto load = [&](std::size_t batch) {
     if (batch >= num_batches) return;
-    if (chunk < batch_elems(batch, num_elems)) {  // threads past the end of a partial batch copy nothing
-      __pipeline_memcpy_async(&smem_batch[load_at.stage][chunk], gmem_in + batch * kBatchElems + chunk, kChunkBytes);
+    if (chunk < batch_elems(batch, num_elems)) {  // threads past a partial batch's end copy nothing
+      __pipeline_memcpy_async(&smem_batch[load_at.stage][chunk],
+                              gmem_in + batch * kBatchElems + chunk, kChunkBytes);
     }
-    __syncwarp();  // reconverged: a converged warp's arrive-on updates the barrier once, a diverged one per thread
-#ifdef GUIDE_ARRIVE_ON_BY_VALUE  // the guide's spelling (4.11.1.3), the barrier by value: CTest expects a compile error
+    __syncwarp();  // converged, a warp's arrive-on updates the barrier once; diverged, per thread
+#ifdef GUIDE_ARRIVE_ON_BY_VALUE  // the guide's spelling (4.11.1.3): CTest expects a compile error
     __pipeline_arrive_on(full_bar[load_at.stage]);
 #else
-    __pipeline_arrive_on(&full_bar[load_at.stage]);  // +1 now; the arrival when this thread's copies have landed
+    __pipeline_arrive_on(&full_bar[load_at.stage]);  // +1 now, the arrival when my copies land
 #endif
-    token[load_at.stage] = __mbarrier_arrive(&full_bar[load_at.stage]);  // this thread's own arrival
+    token[load_at.stage] = __mbarrier_arrive(&full_bar[load_at.stage]);  // my own arrival
     load_at.advance();
   };
 
@@ -145,28 +140,30 @@ __global__ void mbarrier_primitives_kernel(const std::uint32_t* gmem_in, std::ui
   course::StageCursor<kStages> wait_at;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, wait_at.advance()) {
     load(batch + (kStages - 1) * std::size_t{gridDim.x});
-    bounded_mbarrier_wait(&full_bar[wait_at.stage], token[wait_at.stage],  // every thread's chunk landed
-                          {"full", wait_at.stage, wait_at.phase});
-    compute_batch(smem_batch[wait_at.stage], gmem_out + batch * kBatchElems, batch_elems(batch, num_elems));
+    bounded_mbarrier_wait(&full_bar[wait_at.stage], token[wait_at.stage],
+                          {"full", wait_at.stage, wait_at.phase});  // every thread's chunk landed
+    compute_batch(smem_batch[wait_at.stage], gmem_out + batch * kBatchElems,
+                  batch_elems(batch, num_elems));
     __syncthreads();  // smem_batch[stage] is no longer read: the next iteration refills it
   }
-  if (threadIdx.x == 0) {  // every wait returned, no copy pending: the barriers' memory may serve again
+  if (threadIdx.x == 0) {  // every wait returned, no copy pending: the memory may serve again
     for (int s = 0; s < kStages; ++s) __mbarrier_inval(&full_bar[s]);
   }
 }
 /// [mbarrier_primitives]
 
 /// [arrive_and_drop]
-__global__ void arrive_and_drop_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
+__global__ void arrive_and_drop_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                                       std::size_t num_elems) {
   __shared__ alignas(16) std::uint32_t smem_batch[kStages][kBatchElems];
   __shared__ block_barrier full_bar[kStages];  // full_bar[s]: the batch in smem_batch[s] has landed
-  __shared__ block_barrier done_bar;           // phase k: every thread still here has computed the block's k-th batch
+  __shared__ block_barrier done_bar;  // phase k: all still here have computed the k-th batch
   cg::thread_block block = cg::this_thread_block();
-  if (block.thread_rank() == 0) {
-    for (int s = 0; s < kStages; ++s) init(&full_bar[s], block.size());  // each thread arrives once per phase
+  if (block.thread_rank() == 0) {  // each thread arrives once per phase
+    for (int s = 0; s < kStages; ++s) init(&full_bar[s], block.size());
     init(&done_bar, block.size());  // block.sync()'s count: every thread, until some drop out
   }
-  fence_barrier_init_for_tma();  // 9.0: the initialised barriers, visible to the bulk copies' completion
+  fence_barrier_init_for_tma();  // 9.0: init() visible to the bulk copies' completion
   block.sync();  // every barrier initialised before first use
 
   const std::size_t num_batches = batches_of(num_elems);
@@ -176,11 +173,12 @@ __global__ void arrive_and_drop_kernel(const std::uint32_t* gmem_in, std::uint32
     if (batch >= num_batches) return;
     const int elems = batch_elems(batch, num_elems);
     cuda::memcpy_async(block, smem_batch[load_at.stage], gmem_in + batch * kBatchElems,
-                       cuda::aligned_size_t<16>(elems * sizeof(std::uint32_t)), full_bar[load_at.stage]);
+                       cuda::aligned_size_t<16>(elems * sizeof(std::uint32_t)),
+                       full_bar[load_at.stage]);
     if (chunk < elems) {
-      (void)full_bar[load_at.stage].arrive();  // arrival only: the wait names the phase by its parity
+      (void)full_bar[load_at.stage].arrive();  // arrival only: the wait names the phase by parity
     } else {
-      full_bar[load_at.stage].arrive_and_drop();  // this batch is the last and has no chunk for me: arrive, leave
+      full_bar[load_at.stage].arrive_and_drop();  // the last batch, no chunk for me: arrive, leave
     }
     load_at.advance();
   };
@@ -188,53 +186,53 @@ __global__ void arrive_and_drop_kernel(const std::uint32_t* gmem_in, std::uint32
   for (int s = 0; s < kStages - 1; ++s) load(blockIdx.x + s * std::size_t{gridDim.x});  // prime
   course::StageCursor<kStages> wait_at;
   unsigned round = 0;  // done_bar's phase
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, wait_at.advance(), ++round) {
+  for (std::size_t batch = blockIdx.x; batch < num_batches;
+       batch += gridDim.x, wait_at.advance(), ++round) {
     const std::size_t next = batch + (kStages - 1) * std::size_t{gridDim.x};
     load(next);
-    course::bounded_wait_parity(cuda::device::barrier_native_handle(full_bar[wait_at.stage]), wait_at.phase,
-                                {"full", wait_at.stage, wait_at.phase});  // the batch landed
-    compute_batch(smem_batch[wait_at.stage], gmem_out + batch * kBatchElems, batch_elems(batch, num_elems));
-    // TUTORIAL: a thread with no chunk in the block's next batch (a partial last batch) is done. It may not just
-    // leave: done_bar, block.sync()'s stand-in, counts it, and the others would wait for it at the end of the next
-    // batch forever. Nor can it arrive ahead for that phase: a second arrival lands in this one. arrive_and_drop()
-    // is its arrival for this phase, and lowers the count that every later phase expects by one.
+    course::bounded_wait_parity(cuda::device::barrier_native_handle(full_bar[wait_at.stage]),
+                                wait_at.phase, {"full", wait_at.stage, wait_at.phase});  // landed
+    compute_batch(smem_batch[wait_at.stage], gmem_out + batch * kBatchElems,
+                  batch_elems(batch, num_elems));
+    // TUTORIAL: a thread with no chunk in the block's next batch is done, but done_bar counts it:
+    // arrive_and_drop() is its arrival for this phase and one fewer expected in every later one.
     if (next < num_batches && chunk >= batch_elems(next, num_elems)) {
       done_bar.arrive_and_drop();  // my last release of a buffer
       return;
     }
-    course::bounded_wait(done_bar, done_bar.arrive(), {"done", -1, round});  // the batch is read by all still here
+    course::bounded_wait(done_bar, done_bar.arrive(), {"done", -1, round});  // all have read it
   }
 }
 /// [arrive_and_drop]
 
 /// [completion_function]
-// TUTORIAL: a completion function is called once per phase, by the thread whose arrival completes it, after every
-// arrival and before any thread is released. This one counts the phases in shared memory. It makes the barrier no
-// longer an mbarrier but libcu++'s software barrier (atomics on 32 bytes), which has no try_wait for a bounded wait,
-// and no hardware completion for copies: cuda::memcpy_async then waits for its own LDGSTS before it returns.
+// TUTORIAL: run once per phase by the thread whose arrival completes it, before any release. It
+// makes this libcu++'s software barrier: no try_wait; cuda::memcpy_async waits for its LDGSTS.
 struct CountPhase {
   unsigned* completed;  // __shared__: phases completed = batches of this block that have landed
   __device__ void operator()() const noexcept {
-    cuda::atomic_ref<unsigned, cuda::thread_scope_block>(*completed).fetch_add(1u, cuda::std::memory_order_relaxed);
+    cuda::atomic_ref<unsigned, cuda::thread_scope_block>(*completed)
+        .fetch_add(1u, cuda::std::memory_order_relaxed);
   }
 };
 using counting_barrier = cuda::barrier<cuda::thread_scope_block, CountPhase>;
 
-// The bounded wait: the count passing `phase` says its completion function ran; wait() then returns two stores later,
-// once that thread has opened the next phase (waiting on the count alone could arrive before the barrier is reset).
-__device__ void bounded_wait_counted(counting_barrier& bar, counting_barrier::arrival_token&& token, unsigned& completed,
-                                     unsigned phase, course::WaitSite site) {
+// Until the count passes `phase` (its completion ran), then wait() until the next phase is open.
+__device__ void bounded_wait_counted(counting_barrier& bar, counting_barrier::arrival_token&& token,
+                                     unsigned& completed, unsigned phase, course::WaitSite site) {
   const unsigned long long start = course::wait_clock_ns();
-  while (cuda::atomic_ref<unsigned, cuda::thread_scope_block>(completed).load(cuda::std::memory_order_relaxed) <= phase) {
+  while (cuda::atomic_ref<unsigned, cuda::thread_scope_block>(completed).load(
+             cuda::std::memory_order_relaxed) <= phase) {
     course::give_up_if_stuck(site, course::wait_clock_ns() - start);
   }
   bar.wait(std::move(token));  // acquire: every thread's chunk is visible
 }
 
 // One block's batches on one barrier; returns the phases its completion function counted.
-__device__ unsigned counted_batches(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
+__device__ unsigned counted_batches(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                                    std::size_t num_elems) {
   __shared__ alignas(16) std::uint32_t smem_batch[kStages][kBatchElems];
-  __shared__ counting_barrier full_bar;  // phase k: the block's k-th batch has landed in smem_batch[k % kStages]
+  __shared__ counting_barrier full_bar;  // phase k: the block's k-th batch has landed
   __shared__ unsigned completed;         // what the completion function counts
   cg::thread_block block = cg::this_thread_block();
   if (block.thread_rank() == 0) {
@@ -247,48 +245,48 @@ __device__ unsigned counted_batches(const std::uint32_t* gmem_in, std::uint32_t*
   for (std::size_t batch = blockIdx.x; batch < batches_of(num_elems); batch += gridDim.x, ++phase) {
     const int elems = batch_elems(batch, num_elems);
     std::uint32_t* smem_stage = smem_batch[phase % kStages];
-    // LDGSTS, then cp.async.wait_all: my copies have landed when this returns (no mbarrier to complete on)
+    // LDGSTS, then cp.async.wait_all: my copies have landed when this returns
     cuda::memcpy_async(block, smem_stage, gmem_in + batch * kBatchElems,
                        cuda::aligned_size_t<16>(elems * sizeof(std::uint32_t)), full_bar);
-    bounded_wait_counted(full_bar, full_bar.arrive(), completed, phase,  // every thread's copies landed
+    bounded_wait_counted(full_bar, full_bar.arrive(), completed, phase,  // all copies landed
                          {"full", static_cast<int>(phase % kStages), phase});
     compute_batch(smem_stage, gmem_out + batch * kBatchElems, elems);
-    // No block.sync(): the next batch goes to the other buffer, and this one is refilled only after the next phase,
-    // which needs every thread's arrival, made after its compute here.
+    // No block.sync(): this buffer is refilled after the next phase, which all arrive on after this
   }
-  return cuda::atomic_ref<unsigned, cuda::thread_scope_block>(completed).load(cuda::std::memory_order_relaxed);
+  return cuda::atomic_ref<unsigned, cuda::thread_scope_block>(completed).load(
+      cuda::std::memory_order_relaxed);
 }
 
-__global__ void completion_function_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
+__global__ void completion_function_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                                           std::size_t num_elems) {
   (void)counted_batches(gmem_in, gmem_out, num_elems);
 }
 /// [completion_function]
 
-// ---- Launchers and the variant table ------------------------------------------------------
-
 constexpr int kBatchesPerBlock = 4;  // chapter 01's grid rule, as in barrier.cu
 template <auto kKernel>
-void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
-  kKernel<<<batch_grid(batches_of(num_elems), kBatchesPerBlock), kBlockThreads>>>(gmem_in, gmem_out, num_elems);
+void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                       std::size_t num_elems) {
+  kKernel<<<batch_grid(batches_of(num_elems), kBatchesPerBlock), kBlockThreads>>>(
+      gmem_in, gmem_out, num_elems);
   COURSE_CHECK_LAUNCH();
 }
 
-using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems);
+using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                        std::size_t num_elems);
 struct Variant {
   const char* name;
   const char* summary;
   Launch launch;
 };
 const Variant kVariants[] = {
-    {"mbarrier_primitives", "__mbarrier_* primitives, __pipeline_memcpy_async + __pipeline_arrive_on, token waits",
-     &launch_batch_grid<mbarrier_primitives_kernel>},
-    {"arrive_and_drop", "cuda::barrier; threads with no part of a partial last batch leave with arrive_and_drop",
-     &launch_batch_grid<arrive_and_drop_kernel>},
-    {"completion_function", "cuda::barrier with a completion function that counts phases (a software barrier)",
-     &launch_batch_grid<completion_function_kernel>},
+    {"mbarrier_primitives", "__mbarrier_* primitives, __pipeline_memcpy_async + "
+     "__pipeline_arrive_on, token waits", &launch_batch_grid<mbarrier_primitives_kernel>},
+    {"arrive_and_drop", "cuda::barrier; threads with no part of a partial last batch leave "
+     "with arrive_and_drop", &launch_batch_grid<arrive_and_drop_kernel>},
+    {"completion_function", "cuda::barrier with a completion function that counts phases "
+     "(a software barrier)", &launch_batch_grid<completion_function_kernel>},
 };
-
-// ---- run(): verify every variant, then time the correct ones ------------------------------
 
 struct Problem {
   explicit Problem(std::size_t num_elems)
@@ -320,28 +318,33 @@ void run(const course::Options& opts, course::Report& report) {
   }
 }
 
-constexpr std::size_t kVerifyBytes = (8u << 20) + 1024;  // 2049 batches, the last a quarter full: 192 threads leave it
+constexpr std::size_t kVerifyBytes = (8u << 20) + 1024;  // 2049 batches; 192 threads leave the last
 
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info;
   info.program = "barrier_primitives";
-  info.title = "03 barrier_primitives: the guide's mbarrier primitives, arrive_and_drop, a completion function";
+  info.title = "03 barrier_primitives: the guide's mbarrier primitives, arrive_and_drop, "
+               "a completion function";
   info.explanation =
-      "barrier.cu's batches (the last may be partial): the __mbarrier_* primitives with __pipeline_arrive_on,\n"
-      "a cuda::barrier that threads with no part of the last batch leave with arrive_and_drop, and a\n"
-      "cuda::barrier whose completion function counts its phases.";
+      "barrier.cu's batches (the last may be partial): the __mbarrier_* primitives with "
+      "__pipeline_arrive_on,\na cuda::barrier that threads with no part of the last batch leave "
+      "with arrive_and_drop, and a\ncuda::barrier whose completion function counts its phases.";
   info.requirement = {8, 0, false, "mbarrier and cp.async (LDGSTS)"};
   info.verify_bytes = kVerifyBytes;
   info.bench_bytes = 1u << 30;
   info.size_rule = course::whole_multiples_of(
-      kChunkBytes, "--size must be a whole number of 16-byte chunks (4 uint32 elements); the last 4 KiB batch may be partial");
+      kChunkBytes, "--size must be a whole number of 16-byte chunks (4 uint32 elements); "
+                   "the last 4 KiB batch may be partial");
   info.host_model = [](std::ostream& out) {
     out << "host model of one phase (4 threads, one copy each):\n"
-        << model_trace("__pipeline_memcpy_async, __pipeline_arrive_on, __mbarrier_arrive; __mbarrier_init(4):", 4, false, 4);
+        << model_trace("__pipeline_memcpy_async, __pipeline_arrive_on, __mbarrier_arrive; "
+                       "__mbarrier_init(4):", 4, false, 4);
   };
   return info;
 }
 
 #ifndef COURSE_NO_MAIN
-int main(int argc, char** argv) { return course::chapter_main(argc, argv, chapter_info(), kVariants, run); }
+int main(int argc, char** argv) {
+  return course::chapter_main(argc, argv, chapter_info(), kVariants, run);
+}
 #endif
