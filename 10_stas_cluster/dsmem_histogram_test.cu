@@ -124,8 +124,8 @@ TEST(HostHistogramVariants, ProgramPrintsTheSplit) {
   EXPECT_TRUE(contains(text, "cluster of 1: 32768 bins (128 KiB) per block; adds into another block's shared memory: "
                              "0 in 1"))
       << text;
-  EXPECT_TRUE(contains(text, "cluster of 8: 4096 bins (16 KiB) per block; adds into another block's shared memory: "
-                             "7 in 8"))
+  EXPECT_TRUE(contains(text, "cluster of 2: 16384 bins (64 KiB) per block; adds into another block's shared memory: "
+                             "1 in 2"))
       << text;
 }
 
