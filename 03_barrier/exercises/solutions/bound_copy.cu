@@ -1,15 +1,18 @@
 // Exercise 03.3 (GPU, compute capability 8.0+): bind the copy to the barrier. Solution.
 //
 // The kernel below stages each batch in shared memory and computes on it, like the lesson's
-// arrive_and_wait kernel, but three lines are missing: the barrier's initialisation, the copy
-// bound to it, and the wait. Until you write them the block computes on whatever shared memory
-// holds (the kernel fills it with a marker first), and the test shows the first wrong element.
+// arrive_and_wait kernel, but five lines are missing: the barrier's initialisation and its proxy
+// fence, the fence that orders the marker before the copy, the copy bound to the barrier, and the
+// wait. Until you write them the block computes on whatever shared memory holds (the kernel fills
+// it with a marker first), and the test shows the first wrong element.
 // Write too large a count, or wait on the wrong thing, and the bounded wait stops the kernel and
 // names the barrier and phase it waited on.
 // Needs: compute capability 8.0+ (mbarrier, LDGSTS); on other GPUs the test is skipped.
 // Check: scripts/exercise.py bound_copy
 #include <cooperative_groups.h>
 #include <cuda/barrier>
+#include <cuda/ptx>
+#include <nv/target>
 
 #include <cstdint>
 
@@ -35,11 +38,15 @@ __global__ void bound_copy_kernel(const std::uint32_t* gmem_in, std::uint32_t* g
   __shared__ block_barrier full_bar;  // phase k completes when batch k of this block has landed
   cg::thread_block block = cg::this_thread_block();
   if (block.thread_rank() == 0) init(&full_bar, block.size());  // each thread arrives once per phase
+  // 9.0: a bulk copy completes on full_bar through the async proxy: fence init() toward it
+  NV_IF_TARGET(NV_PROVIDES_SM_90, (cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);));
   block.sync();  // nobody touches the barrier before its initialisation is visible
 
   std::uint32_t phase = 0;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, phase ^= 1u) {
     for (int i = threadIdx.x; i < kBatchElems; i += blockDim.x) smem_batch[i] = kNotLanded;
+    // 9.0: the bulk copy writes smem_batch through the async proxy: order the marker before it
+    NV_IF_TARGET(NV_PROVIDES_SM_90, (cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);));
     block.sync();  // the marker is written before the copy starts
     // The bound copy holds the phase open until its bytes have landed.
     cuda::memcpy_async(block, smem_batch, gmem_in + batch * kBatchElems, cuda::aligned_size_t<16>(kBatchBytes),
