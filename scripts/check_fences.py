@@ -10,6 +10,12 @@ a copy completing on an mbarrier (`cp.async.bulk...mbarrier::complete_tx`) must 
 `fence.proxy.async` or `fence.mbarrier_init` after its `mbarrier.init` and before that copy. The
 check reads the kernel's text in order: the fence must sit between the first mbarrier.init and the
 first such copy. Exits 1 naming each kernel that lacks it (CTest: ptx.fences).
+
+The exercises are held to the same rule: BUILD_DIR/exercise_solutions_ptx holds every exercise
+solution's PTX for 9.0 (NN_topic/<name>.compute_90.ptx, made by common/CMakeLists.txt with
+nvcc -ptx), and the check run on that folder is CTest ptx.fences_exercises. Its fixture
+(common/tests/fences_exercise, CTest ptx.fences_exercise_fixture) is exercise 03.3's solution
+before its fences, which the check must name.
 """
 import re
 import sys
