@@ -1,24 +1,16 @@
 // 12_tma_multicast: one TMA load lands in the shared memory of several blocks of a cluster.
 //
-// What you learn: how cp.async.bulk.tensor with .multicast::cluster and a 16-bit ctaMask writes
-// one box to the same shared-memory offset of every block the mask names and signals each one's
-// own mbarrier; how a tiled matrix product shares an A tile along a cluster row and a B tile along
-// a column, each block loading one slice of each; how to count the stage barriers when other
-// blocks write into yours (full: the bytes that land here; empty: one arrival per consumer warp of
-// every block this one writes into, (A sharers + B sharers - 1) x warps); why nobody exits early.
-// What changed from 10: the blocks no longer make the data, TMA loads it (chapter 07's tensor
-// copies) into several blocks at once, and 10's remote arrivals now release pipeline stages.
-// Hardware: compute capability 9.0 exactly, built for sm_90a (CCCL 3.0 offers the multicast copy
-// for sm_90a only); elsewhere the program reports skipped.
-// Run: build/12_tma_multicast/tma_multicast [--bench] [--variant=NAME] [--size=BYTES_OF_C]; lab: tma_multicast_lab
-// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-the-tensor-memory-accelerator-tma
-//        https://docs.nvidia.com/cuda/cuda-programming-guide/01-introduction/programming-model.html#thread-block-clusters
-// API: cuda::ptx::cp_async_bulk_tensor (ctaMask) https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_bulk_tensor.html
-//      cuda::ptx::mbarrier_arrive (space_cluster) https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_arrive.html
-//      cuda::ptx::mbarrier_try_wait_parity https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/mbarrier_try_wait.html
-//      cooperative_groups::cluster_group https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cooperative-groups.html
-//      PTX cp.async.bulk.tensor https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async-bulk-tensor
-//      PTX mbarrier https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#parallel-synchronization-and-communication-instructions-mbarrier
+// What you learn: cp.async.bulk.tensor with .multicast::cluster and a 16-bit ctaMask, in a tiled
+// matrix product whose cluster rows share A tiles and columns B tiles (one slice per block); the
+// stage counts when other blocks write into yours; why no block exits early. New since 10: TMA
+// loads into several blocks at once (07's tensor copies); remote arrivals release stages.
+// Hardware: compute capability 9.0 exactly, built for sm_90a; elsewhere it reports skipped.
+// Run: build/12_tma_multicast/tma_multicast [--bench] [--variant=NAME] [--size=BYTES_OF_C]
+// Guide (TMA, clusters), API (cuda::ptx::cp_async_bulk_tensor, ctaMask), PTX cp.async.bulk.tensor:
+//   https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
+//   https://docs.nvidia.com/cuda/cuda-programming-guide/01-introduction/programming-model.html
+//   https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/cp_async_bulk_tensor.html
+//   https://docs.nvidia.com/cuda/parallel-thread-execution/
 #include <cooperative_groups.h>
 #include <cuda.h>  // CUtensorMap (types only: the driver library is never linked)
 #include <cuda/ptx>
@@ -37,7 +29,7 @@
 #include "course/stage_cursor.hpp"  // {stage, phase} of a ring: taught in chapter 03
 #include "course/tensor_map.hpp"    // TensorMapRequest, encode_tiled(): taught in chapter 07
 #include "course/wait.cuh"
-#include "tma_multicast_model.hpp"  // the problem, its reference; tiles, slices, masks, counts, ClusterPlan
+#include "tma_multicast_model.hpp"  // the problem; tiles, slices, masks, counts, ClusterPlan
 
 namespace cg = cooperative_groups;
 namespace ptx = cuda::ptx;
@@ -55,9 +47,9 @@ static_assert(kTileM % kConsumerWarps == 0 && kTileN == 32 * kColsPerLane && kTi
               "every consumer lane owns whole rows and columns; A is read as float4 along k");
 
 /// [maps]
-// A (M x K) and B (K x N), row-major. One box is one slice: a_slice_rows(c) rows of an A tile,
-// b_slice_rows(c) rows (k values) of a B tile.
-course::TensorMapRequest a_request(const float* gmem_a, const GemmShape& s, const ClusterShape& c) {
+// A (M x K), B (K x N), row-major; one box is one slice (a_slice_rows, b_slice_rows rows).
+course::TensorMapRequest a_request(const float* gmem_a, const GemmShape& s,
+                                   const ClusterShape& c) {
   course::TensorMapRequest r;  // float32, rank 2, no swizzle, zeros outside the matrix
   r.global_address = gmem_a;
   r.global_dim[0] = static_cast<std::uint64_t>(s.k);
@@ -67,7 +59,8 @@ course::TensorMapRequest a_request(const float* gmem_a, const GemmShape& s, cons
   r.box_dim[1] = static_cast<std::uint32_t>(a_slice_rows(c));
   return r;
 }
-course::TensorMapRequest b_request(const float* gmem_b, const GemmShape& s, const ClusterShape& c) {
+course::TensorMapRequest b_request(const float* gmem_b, const GemmShape& s,
+                                   const ClusterShape& c) {
   course::TensorMapRequest r;
   r.global_address = gmem_b;
   r.global_dim[0] = static_cast<std::uint64_t>(s.n);
@@ -79,60 +72,58 @@ course::TensorMapRequest b_request(const float* gmem_b, const GemmShape& s, cons
 }
 /// [maps]
 
-// ---- The kernel ------------------------------------------------------------------------------
-
-// One k-tile's operands in shared memory; a slice lands at a_slice_offset_elems / b_slice_offset_elems.
+// One k-tile's operands; a slice lands at a_slice_offset_elems / b_slice_offset_elems.
 struct StageTiles {
   float a[kTileM * kTileK];  // [kTileM][kTileK]
   float b[kTileK * kTileN];  // [kTileK][kTileN]
 };
-struct SharedTiles {
-  StageTiles stage[kStages];
-};
+struct SharedTiles { StageTiles stage[kStages]; };
 constexpr std::size_t kDynamicSmemBytes = sizeof(SharedTiles) + kSmemAlign;  // + room to align
 
 /// [producer]
 template <class Plan>
 __device__ void produce(const CUtensorMap* a_map, const CUtensorMap* b_map, SharedTiles& smem,
-                        std::uint64_t* full_bar, std::uint64_t* empty_bar, int x, int y, int num_k_tiles) {
+                        std::uint64_t* full_bar, std::uint64_t* empty_bar, int x, int y,
+                        int num_k_tiles) {
   constexpr ClusterShape kShape = Plan::kShape;
-  const int a_row = static_cast<int>(blockIdx.y) * kTileM + a_slice_first_row(kShape, x);  // our slice of A
+  const int a_row = static_cast<int>(blockIdx.y) * kTileM + a_slice_first_row(kShape, x);
   const int b_col = static_cast<int>(blockIdx.x) * kTileN;
-  const std::uint16_t a_mask = a_multicast_mask(kShape, x, y), b_mask = b_multicast_mask(kShape, x, y);
+  const std::uint16_t a_mask = a_multicast_mask(kShape, x, y);  // our cluster row
+  const std::uint16_t b_mask = b_multicast_mask(kShape, x, y);  // our cluster column
   course::StageCursor<kStages> cursor;
   for (int kt = 0; kt < num_k_tiles; ++kt, cursor.advance()) {
-    // The stage is free in every block we write into: all their consumer warps arrived on OUR barrier.
-    // Other blocks complete the phases of both barriers: every wait acquires at cluster scope.
-    course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u, {"empty", cursor.stage, cursor.phase ^ 1u},
-                                ptx::scope_cluster);
-    // Our one arrival, announcing every byte that lands in OUR stage this round, ours and our peers'.
-    (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar[cursor.stage],
+    // The stage is free in every block we write into: their consumer warps arrived on OUR
+    // barrier, from other blocks, so the wait acquires at cluster scope.
+    course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u,
+                                {"empty", cursor.stage, cursor.phase ^ 1u}, ptx::scope_cluster);
+    // Our one arrival, announcing every byte that lands in OUR stage: ours and our peers'.
+    (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                                         &full_bar[cursor.stage],
                                          std::uint32_t{Plan::kFullTxBytes});
     StageTiles& tiles = smem.stage[cursor.stage];
-    float* smem_a_slice = tiles.a + a_slice_offset_elems(kShape, x);  // the same offset in every receiver
+    float* smem_a_slice = tiles.a + a_slice_offset_elems(kShape, x);  // same offset everywhere
     float* smem_b_slice = tiles.b + b_slice_offset_elems(kShape, y);
     const std::int32_t a_coords[2] = {kt * kTileK, a_row};  // innermost first: column, row
     const std::int32_t b_coords[2] = {b_col, kt * kTileK + b_slice_first_row(kShape, y)};
     if constexpr (kShape.multicast) {
-      // TUTORIAL: one load, delivered to the same shared-memory offset of every block in the mask;
-      // the complete-tx goes to the barrier at full_bar's offset in EACH of those blocks, so each
-      // block's barrier counts exactly the bytes that land in it. Addresses are our own (shared::cta).
-      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, smem_a_slice, a_map, a_coords,
-                                &full_bar[cursor.stage], a_mask);
-      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, smem_b_slice, b_map, b_coords,
-                                &full_bar[cursor.stage], b_mask);
+      // TUTORIAL: one load, written to the same offset of every block in the mask; each of
+      // their barriers at full_bar's offset receives complete-tx for the bytes landing there.
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, smem_a_slice, a_map,
+                                a_coords, &full_bar[cursor.stage], a_mask);
+      ptx::cp_async_bulk_tensor(ptx::space_cluster, ptx::space_global, smem_b_slice, b_map,
+                                b_coords, &full_bar[cursor.stage], b_mask);
     } else {
-      ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_a_slice, a_map, a_coords,
-                                &full_bar[cursor.stage]);
-      ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_b_slice, b_map, b_coords,
-                                &full_bar[cursor.stage]);
+      ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_a_slice, a_map,
+                                a_coords, &full_bar[cursor.stage]);
+      ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_b_slice, b_map,
+                                b_coords, &full_bar[cursor.stage]);
     }
   }
 }
 /// [producer]
 
-// acc[i][j] += A[row0 + i][k] * B[k][lane + 32 j] over the k-tile. A is read as float4 along k (one
-// address for the whole warp: a broadcast), B as 32 consecutive floats (no bank conflict).
+// acc[i][j] += A[row0 + i][k] * B[k][lane + 32 j] over the k-tile. A is read as float4 along k
+// (one address for the whole warp: a broadcast), B as 32 consecutive floats (no bank conflict).
 __device__ void multiply_tile(const StageTiles& tiles, int warp_idx, int lane,
                               float (&acc)[kRowsPerWarp][kColsPerLane]) {
   const int row0 = warp_idx * kRowsPerWarp;
@@ -140,7 +131,8 @@ __device__ void multiply_tile(const StageTiles& tiles, int warp_idx, int lane,
   for (int k = 0; k < kTileK; k += 4) {
     float4 a[kRowsPerWarp];
 #pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i) a[i] = *reinterpret_cast<const float4*>(&tiles.a[(row0 + i) * kTileK + k]);
+    for (int i = 0; i < kRowsPerWarp; ++i)
+      a[i] = *reinterpret_cast<const float4*>(&tiles.a[(row0 + i) * kTileK + k]);
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       float b[kColsPerLane];
@@ -159,22 +151,24 @@ __device__ void multiply_tile(const StageTiles& tiles, int warp_idx, int lane,
 /// [consumer]
 template <class Plan>
 __device__ void consume(const SharedTiles& smem, std::uint64_t* full_bar, std::uint64_t* empty_bar,
-                        cg::cluster_group& cluster, int x, int y, int num_k_tiles, int warp_idx, int lane,
-                        float (&acc)[kRowsPerWarp][kColsPerLane]) {
+                        cg::cluster_group& cluster, int x, int y, int num_k_tiles, int warp_idx,
+                        int lane, float (&acc)[kRowsPerWarp][kColsPerLane]) {
   constexpr ClusterShape kShape = Plan::kShape;
   // Lane i of every consumer warp releases the stage to the i-th block that writes into us.
   const bool is_signalling_lane = lane < num_release_targets(kShape);
-  const int target = is_signalling_lane ? release_target(kShape, x, y, lane) : static_cast<int>(cluster.block_rank());
-  std::uint64_t* dsmem_target_empty = cluster.map_shared_rank(empty_bar, target);  // mapa: its empty_bar[0]
+  const int target = is_signalling_lane ? release_target(kShape, x, y, lane)
+                                        : static_cast<int>(cluster.block_rank());
+  std::uint64_t* dsmem_target_empty = cluster.map_shared_rank(empty_bar, target);  // PTX mapa
   course::StageCursor<kStages> cursor;
   for (int kt = 0; kt < num_k_tiles; ++kt, cursor.advance()) {
-    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase},
-                                ptx::scope_cluster);  // all slices landed
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase,  // all slices landed
+                                {"full", cursor.stage, cursor.phase}, ptx::scope_cluster);
     multiply_tile(smem.stage[cursor.stage], warp_idx, lane, acc);
     __syncwarp();  // every lane of this warp has finished reading the stage...
     if (is_signalling_lane) {
-      // ...so its signalling lanes tell each writer, with release at cluster scope, that it may refill.
-      ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, dsmem_target_empty + cursor.stage);
+      // ...so its signalling lanes tell each writer, with release at cluster scope, to refill.
+      ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster,
+                           dsmem_target_empty + cursor.stage);
     }
   }
 }
@@ -185,8 +179,8 @@ __device__ void store_tile(float* gmem_c, const GemmShape& s, int warp_idx, int 
   for (int i = 0; i < kRowsPerWarp; ++i) {
     const int row = static_cast<int>(blockIdx.y) * kTileM + warp_idx * kRowsPerWarp + i;
     for (int j = 0; j < kColsPerLane; ++j) {
-      const int col = static_cast<int>(blockIdx.x) * kTileN + lane + 32 * j;
-      if (row < s.m && col < s.n) gmem_c[std::size_t(row) * s.n + col] = acc[i][j];  // the grid overhangs the matrix
+      const int col = static_cast<int>(blockIdx.x) * kTileN + lane + 32 * j;  // may overhang C
+      if (row < s.m && col < s.n) gmem_c[std::size_t(row) * s.n + col] = acc[i][j];
     }
   }
 }
@@ -194,54 +188,58 @@ __device__ void store_tile(float* gmem_c, const GemmShape& s, int warp_idx, int 
 /// [kernel]
 template <class Plan>
 __global__ void __cluster_dims__(Plan::kShape.x, Plan::kShape.y, 1) __launch_bounds__(kThreads)
-    gemm_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map, float* gmem_c,
-                GemmShape shape) {
+    gemm_kernel(const __grid_constant__ CUtensorMap a_map,
+                const __grid_constant__ CUtensorMap b_map, float* gmem_c, GemmShape shape) {
   extern __shared__ unsigned char smem_raw[];  // the runtime promises 16-byte alignment only
   // The same padding in every block: multicast writes to the same offset in each destination.
   const auto misalign = static_cast<std::size_t>(__cvta_generic_to_shared(smem_raw) % kSmemAlign);
-  SharedTiles& smem = *reinterpret_cast<SharedTiles*>(smem_raw + (kSmemAlign - misalign) % kSmemAlign);
-  __shared__ alignas(8) std::uint64_t full_bar[kStages];   // phase r: round r's k-tile has landed here, all slices
-  __shared__ alignas(8) std::uint64_t empty_bar[kStages];  // phase r: every block we write into has read round r
+  SharedTiles& smem =
+      *reinterpret_cast<SharedTiles*>(smem_raw + (kSmemAlign - misalign) % kSmemAlign);
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];   // phase r: round r's slices all landed
+  __shared__ alignas(8) std::uint64_t empty_bar[kStages];  // phase r: our receivers read round r
   cg::cluster_group cluster = cg::this_cluster();
-  const int x = static_cast<int>(cluster.block_index().x), y = static_cast<int>(cluster.block_index().y);
-  const int warp_idx = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);  // warp-uniform
+  const int x = static_cast<int>(cluster.block_index().x);
+  const int y = static_cast<int>(cluster.block_index().y);
+  const int warp_idx = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 32), 0);
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int num_k_tiles = (shape.k + kTileK - 1) / kTileK;
 
   if (warp_idx == kProducerWarp && course::elect_one_lane()) {
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // one arrival: our producer's arrive.expect_tx
-      ptx::mbarrier_init(&empty_bar[s], std::uint32_t{Plan::kEmptyArrivals});  // every warp of every block we feed
+      ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});  // our producer's arrive.expect_tx
+      ptx::mbarrier_init(&empty_bar[s], std::uint32_t{Plan::kEmptyArrivals});  // warps we feed
     }
-    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the inits are visible cluster-wide...
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible cluster-wide...
   }
-  cluster.sync();  // ...before any block multicasts into or arrives on another: all have initialised
+  cluster.sync();  // ...before any block multicasts into or arrives on another
 
   if (warp_idx == kProducerWarp) {
-    if (course::elect_one_lane()) produce<Plan>(&a_map, &b_map, smem, full_bar, empty_bar, x, y, num_k_tiles);
+    if (course::elect_one_lane()) {
+      produce<Plan>(&a_map, &b_map, smem, full_bar, empty_bar, x, y, num_k_tiles);
+    }
   } else {
     float acc[kRowsPerWarp][kColsPerLane] = {};
     consume<Plan>(smem, full_bar, empty_bar, cluster, x, y, num_k_tiles, warp_idx, lane, acc);
     store_tile(gmem_c, shape, warp_idx, lane, acc);
   }
-  // TUTORIAL: our last full waits prove that nothing more will land in our shared memory, but the
-  // other blocks' arrivals for our last kStages stages may still be on their way to our empty
-  // barriers, and our own last multicasts may still be on their way to them. Each block arrives
-  // here after its remote arrivals (barrier.cluster.arrive releases them) and after its last full
-  // wait; nobody leaves before everybody has arrived: when we exit, nothing can still reach us.
+  // Peers' arrivals on our empty barriers, and our last multicasts into them, may still be in
+  // flight: nobody leaves before all have arrived (barrier.cluster.arrive releases ours).
   cluster.sync();
 }
 /// [kernel]
 
 // ---- Launchers and the variant table ------------------------------------------------------------
 
-struct GemmMaps { CUtensorMap a, b; };  // host copies, passed by value as __grid_constant__ parameters
+struct GemmMaps { CUtensorMap a, b; };  // host copies, passed by value as __grid_constant__
 
 /// [launch]
-// Enough blocks to cover C, rounded up to whole clusters: blocks past the edge load zeros and store nothing.
+// Enough blocks to cover C, in whole clusters: blocks past the edge load zeros, store nothing.
 inline dim3 gemm_grid(const GemmShape& s, const ClusterShape& c) {
-  auto whole_clusters = [](int tiles, int side) { return static_cast<unsigned>((tiles + side - 1) / side * side); };
-  return dim3(whole_clusters((s.n + kTileN - 1) / kTileN, c.x), whole_clusters((s.m + kTileM - 1) / kTileM, c.y));
+  auto whole_clusters = [](int tiles, int side) {
+    return static_cast<unsigned>((tiles + side - 1) / side * side);
+  };
+  return dim3(whole_clusters((s.n + kTileN - 1) / kTileN, c.x),
+              whole_clusters((s.m + kTileM - 1) / kTileM, c.y));
 }
 
 template <class Plan>
@@ -249,34 +247,34 @@ void launch_gemm(const GemmMaps& maps, float* gmem_c, const GemmShape& shape) {
   // Above 48 KiB a kernel must opt in to the dynamic shared memory it asks for.
   COURSE_CHECK(cudaFuncSetAttribute(gemm_kernel<Plan>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(kDynamicSmemBytes)));
-  // __cluster_dims__ makes clusters of an ordinary launch; the grid counts blocks and is a multiple of them.
-  gemm_kernel<Plan><<<gemm_grid(shape, Plan::kShape), kThreads, kDynamicSmemBytes>>>(maps.a, maps.b, gmem_c, shape);
+  // __cluster_dims__ makes clusters of an ordinary launch; the grid counts blocks.
+  gemm_kernel<Plan><<<gemm_grid(shape, Plan::kShape), kThreads, kDynamicSmemBytes>>>(
+      maps.a, maps.b, gmem_c, shape);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch]
 
-using NoMulticast = ClusterPlan<2, 2, false>;  // the same 2 x 2 clusters, each block loading its own tiles
+using NoMulticast = ClusterPlan<2, 2, false>;  // 2 x 2 clusters, each block loading its own tiles
 using Multicast2x1 = ClusterPlan<2, 1, true>;
 using Multicast2x2 = ClusterPlan<2, 2, true>;
-
 using Launch = void (*)(const GemmMaps& maps, float* gmem_c, const GemmShape& shape);
-// The cluster shape is the plan's, for the tensor maps' boxes.
 struct Variant { const char* name; const char* summary; ClusterShape cluster; Launch launch; };
 const Variant kVariants[] = {
-    {"no_multicast", "2x2 clusters; every block loads its whole A and B tiles itself", NoMulticast::kShape,
-     &launch_gemm<NoMulticast>},
-    {"multicast_2x1", "A shared by the 2 blocks of a cluster row (half each); B not shared", Multicast2x1::kShape,
-     &launch_gemm<Multicast2x1>},
-    {"multicast_2x2", "A shared along cluster rows, B along columns: half of each per block", Multicast2x2::kShape,
-     &launch_gemm<Multicast2x2>},
+    {"no_multicast", "2x2 clusters; every block loads its whole A and B tiles itself",
+     NoMulticast::kShape, &launch_gemm<NoMulticast>},
+    {"multicast_2x1", "A shared by the 2 blocks of a cluster row (half each); B not shared",
+     Multicast2x1::kShape, &launch_gemm<Multicast2x1>},
+    {"multicast_2x2", "A shared along cluster rows, B along columns: half of each per block",
+     Multicast2x2::kShape, &launch_gemm<Multicast2x2>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------------
 
 struct Problem {
   explicit Problem(const GemmShape& s)
-      : shape(checked(s)), host_a(std::size_t(shape.m) * shape.k), host_b(std::size_t(shape.k) * shape.n),
-        gmem_a(host_a.size()), gmem_b(host_b.size()), gmem_c(std::size_t(shape.m) * shape.n) {
+      : shape(checked(s)), host_a(std::size_t(shape.m) * shape.k),
+        host_b(std::size_t(shape.k) * shape.n), gmem_a(host_a.size()), gmem_b(host_b.size()),
+        gmem_c(std::size_t(shape.m) * shape.n) {
     for (std::size_t i = 0; i < host_a.size(); ++i) host_a[i] = operand_value(i, 1);
     for (std::size_t i = 0; i < host_b.size(); ++i) host_b[i] = operand_value(i, 2);
     expected = reference(host_a, host_b, shape);
@@ -287,7 +285,9 @@ struct Problem {
     return {course::encode_tiled(a_request(gmem_a.data(), shape, c)),
             course::encode_tiled(b_request(gmem_b.data(), shape, c))};
   }
-  std::size_t compulsory_bytes() const { return (host_a.size() + host_b.size() + expected.size()) * sizeof(float); }
+  std::size_t compulsory_bytes() const {
+    return (host_a.size() + host_b.size() + expected.size()) * sizeof(float);
+  }
   GemmShape shape;
   std::vector<float> host_a, host_b, expected;
   course::DeviceBuffer<float> gmem_a, gmem_b;
@@ -311,7 +311,7 @@ void run(const course::Options& opts, course::Report& report) {
     course::check_and_time(
         opts, report, v.name, [&] { return verify(v, problem); },
         [&] { v.launch(maps, problem.gmem_c.data(), problem.shape); },
-        problem.compulsory_bytes());  // A and B read once, C written once: the problem's own bytes
+        problem.compulsory_bytes());  // A and B read once, C written once
   }
 }
 
@@ -320,10 +320,11 @@ course::ChapterInfo chapter_info() {
   info.program = "tma_multicast";
   info.title = "12 tma_multicast: one TMA load into the shared memory of several blocks";
   info.explanation =
-      "C = A x B (float, small integers: exact) with 64 x 64 tiles of C per block and a 4-stage TMA pipeline.\n"
-      "In a cluster, the blocks of a row share their A tile and the blocks of a column their B tile: each\n"
-      "block loads one slice of each and multicasts it (ctaMask) to the blocks that share it. Compared with\n"
-      "the same kernel without multicast. N = K = 1024; --size is the bytes of C (M rows of 4 KiB).";
+      "C = A x B (float, small integers: exact) with 64 x 64 tiles of C per block and a 4-stage\n"
+      "TMA pipeline. In a cluster, the blocks of a row share their A tile and the blocks of a\n"
+      "column their B tile: each block loads one slice of each and multicasts it (ctaMask) to\n"
+      "the blocks that share it. Compared with the same kernel without multicast. N = K = 1024;\n"
+      "--size is the bytes of C (M rows of 4 KiB).";
   info.requirement = {9, 0, true, "TMA multicast (sm_90a)"};
   info.verify_bytes = 1u << 20;
   info.bench_bytes = 16u << 20;
@@ -334,7 +335,7 @@ course::ChapterInfo chapter_info() {
     }
     return std::nullopt;
   };
-  info.host_model = [](std::ostream& out) {  // what runs without a GPU: each variant's masks, counts, L2 share
+  info.host_model = [](std::ostream& out) {  // what runs without a GPU
     print_tile_summary(out, kStages);
     for (const Variant& v : kVariants) print_cluster_plan(out, v.name, v.cluster);
   };
@@ -342,5 +343,7 @@ course::ChapterInfo chapter_info() {
 }
 
 #ifndef COURSE_NO_MAIN
-int main(int argc, char** argv) { return course::chapter_main(argc, argv, chapter_info(), kVariants, run); }
+int main(int argc, char** argv) {
+  return course::chapter_main(argc, argv, chapter_info(), kVariants, run);
+}
 #endif

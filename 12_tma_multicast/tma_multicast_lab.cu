@@ -22,7 +22,8 @@ int resident_clusters() {
                                     static_cast<int>(kDynamicSmemBytes)));
   cudaLaunchConfig_t config = {};
   // One cluster's worth of blocks: the kernel's __cluster_dims__ gives the shape.
-  config.gridDim = dim3(static_cast<unsigned>(Plan::kShape.x), static_cast<unsigned>(Plan::kShape.y));
+  config.gridDim =
+      dim3(static_cast<unsigned>(Plan::kShape.x), static_cast<unsigned>(Plan::kShape.y));
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = kDynamicSmemBytes;
   int clusters = 0;
@@ -42,12 +43,12 @@ constexpr Variant row(const char* name, const char* summary) {  // the lesson's 
   return {name, summary, Plan::kShape, &launch_gemm<Plan>, &resident_clusters<Plan>};
 }
 const Variant kVariants[] = {
-    row<ClusterPlan<4, 2, true>>("multicast_4x2",
-                                 "8-block clusters: a quarter of each A tile, half of each B tile"),
-    row<ClusterPlan<1, 1, false>>("no_multicast_1x1",
-                                  "no multicast and no cluster to speak of: clusters of 1 block"),
-    row<ClusterPlan<4, 2, false>>("no_multicast_4x2",
-                                  "8-block clusters without multicast: what the cluster alone costs"),
+    row<ClusterPlan<4, 2, true>>(
+        "multicast_4x2", "8-block clusters: a quarter of each A tile, half of each B tile"),
+    row<ClusterPlan<1, 1, false>>(
+        "no_multicast_1x1", "no multicast and no cluster to speak of: clusters of 1 block"),
+    row<ClusterPlan<4, 2, false>>(
+        "no_multicast_4x2", "8-block clusters without multicast: what the cluster alone costs"),
 };
 
 // The lesson's check: poison, launch, synchronise, compare bit-exactly (guard bands included).
@@ -82,9 +83,9 @@ course::ChapterInfo chapter_info() {
   info.program = "tma_multicast_lab";
   info.title = "12 tma_multicast lab: the lesson's kernel in other cluster shapes";
   info.explanation =
-      "The lesson's matrix product with one thing changed per row: an 8-block cluster (4 x 2) with\n"
-      "multicast, and clusters of 1 and of 8 blocks without it. N = K = 1024; --size is the bytes\n"
-      "of C (M rows of 4 KiB).";
+      "The lesson's matrix product with one thing changed per row: an 8-block cluster (4 x 2)\n"
+      "with multicast, and clusters of 1 and of 8 blocks without it. N = K = 1024; --size is\n"
+      "the bytes of C (M rows of 4 KiB).";
   info.host_model = [](std::ostream& out) {  // every row's masks, counts and share of the L2
     print_tile_summary(out, kStages);
     for (const Variant& v : kVariants) print_cluster_plan(out, v.name, v.cluster);
