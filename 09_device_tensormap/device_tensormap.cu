@@ -276,7 +276,7 @@ using Launch = void (*)(const BatchBuffers& buffers, unsigned max_blocks);
 struct Variant { const char* name; const char* summary; Launch launch; };
 const Variant kVariants[] = {
     {"edit_address", "the minimal edit: the host's output map, its address replaced in global "
-                     "memory, .cta release and acquire; a block per box", &launch_edit_address},
+                     "memory, .cta fences; a block per box", &launch_edit_address},
     {"device_template", "driver template, a warp per map replaces 5 fields; .gpu",
      &launch_device_template},
 };

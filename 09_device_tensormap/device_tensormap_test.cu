@@ -518,7 +518,8 @@ TEST_F(HostCodegen, ConsumersMoveTilesWithTensorCopiesOnly) {
     EXPECT_EQ(has(k, "elect.sync"), name != std::string("edit_address_kernel"))
         << name << ": the TMA issuer is elected (the minimal kernel's is thread 0)";
     EXPECT_TRUE(has(k, "st.shared.v4.f32")) << name << ": the threads double the box in shared memory";
-    EXPECT_FALSE(has(k, "st.global")) << name << ": no thread writes the output";
+    // The minimal kernel's one thread-side global store is its copy of the map, not the output.
+    EXPECT_EQ(has(k, "st.global"), name == std::string("edit_address_kernel")) << name;
   }
   EXPECT_FALSE(has(lesson("consume_device_maps_kernel"), "tensormap.replace")) << "it only reads maps";
   EXPECT_FALSE(has(lab("consume_host_maps_kernel"), "tensormap.replace")) << "it only reads maps";
