@@ -1,16 +1,19 @@
 // Tests for 10_stas_cluster, lesson, lab and model: the message, the reference and the ring's
 // tables (model); the filled/ready protocol simulated in random orders, with the broken protocols
-// the model must catch; the variant tables; what each kernel of lesson and lab compiles to (PTX
+// the model must catch; the concept figure and its program; the variant tables; what each kernel of lesson and lab compiles to (PTX
 // for compute_90 and, where cuobjdump can read it, sm_90 machine code); every lesson variant and
 // every lab row bit-exact on the GPU for several shapes and cluster sizes; broken protocols
 // stopped by the lesson's bounded cluster-scope wait.
 #include "stas_cluster_lab.cu"  // the lab, which brings the lesson and the model
+#include "stas_cluster_figures.cpp"  // the concept figure's program
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -280,6 +283,75 @@ TEST(HostRingProtocol, OneArrivalPerBlockOnACountOfEightDeadlocks) {
   Protocol p = protocol_for(Release::per_block, 2);
   p.ready_count = kWarps;
   EXPECT_TRUE(contains(first_problem(p, 8), "deadlock"));
+}
+
+// ---- The concept figure, and the program that draws it ---------------------------------------
+
+TEST(HostFigures, CommittedRingSvgIsWhatTheModelDraws) {
+  const std::string path =
+      std::filesystem::path(__FILE__).parent_path().string() + "/figures/" + kFigureName;
+  const std::string committed = course::read_text_file(path);
+  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
+  EXPECT_TRUE(committed == figure_svg())
+      << path << " differs from ring_svg(); regenerate: "
+      << "build/10_stas_cluster/stas_cluster_figures 10_stas_cluster/figures";
+}
+
+TEST(HostFigures, TheRingShowsWhoWritesWhomEachBarrierAndEveryWait) {
+  const std::string svg = ring_svg<2>(6, 2);
+  EXPECT_TRUE(contains(svg, "viewBox=\"0 0 720 ")) << "at most 720 wide";
+  EXPECT_TRUE(contains(svg, "width=\"100%\""));
+  EXPECT_TRUE(contains(svg, "<rect x=\"0\" y=\"0\" width=\"720\" ")) << "an opaque background";
+  EXPECT_TRUE(contains(svg, "rank 7 writes into rank 0"));
+  EXPECT_TRUE(contains(svg, "rank 2 into rank 3"));
+  EXPECT_EQ(course::count_matches(svg, "st\\.async: 512 x 16 B"), 2) << "one per stage";
+  EXPECT_EQ(course::count_matches(svg, "own arrive\\.expect_tx\\(8192\\)"), 2) << svg;
+  EXPECT_TRUE(contains(svg, "stage 1: iterations 1, 3, 5, ..."));
+  // The first use of each buffer passes its ready wait; later ones wait for the read two earlier.
+  EXPECT_TRUE(contains(svg, "ready_bar[1], parity 1: fresh, passes"));
+  EXPECT_TRUE(contains(svg, "ready_bar[0], parity 0: message 0 read"));
+  EXPECT_TRUE(contains(svg, "ready_bar[1], parity 1: message 3 read"));
+  EXPECT_TRUE(contains(svg, "filled_bar[1], parity 1: message 3<"));
+  // Seven arrows along the ring (and the way back), per stage st.async, complete-tx and the
+  // dashed remote arrive, two in the legend.
+  EXPECT_EQ(course::count_matches(svg, "<line [^>]*marker-end"), 7 + 2 * 3 + 2);
+  EXPECT_EQ(course::count_matches(svg, "<line [^>]*stroke-dasharray"), 2 + 1);
+  EXPECT_EQ(course::count_matches(svg, "<path d=\"M[^>]*marker-end"), 1);
+  const std::regex font_size("font-size=\"([0-9]+)\"");
+  for (auto m = std::sregex_iterator(svg.begin(), svg.end(), font_size); m != std::sregex_iterator();
+       ++m) {
+    EXPECT_GE(std::stoi((*m)[1]), 12) << "text readable at 390 px";
+  }
+}
+
+TEST(HostFigures, TheDrawingFollowsTheModelsStagesAndPair) {
+  const std::string svg = ring_svg<3>(6, 7);
+  EXPECT_TRUE(contains(svg, "3 stages per block"));
+  EXPECT_TRUE(contains(svg, "rank 7 into rank 0"));
+  EXPECT_TRUE(contains(svg, "stage 2: iterations 2, 5, ..."));
+  EXPECT_TRUE(contains(svg, "ready_bar[2], parity 1: fresh, passes"));
+  EXPECT_TRUE(contains(svg, "ready_bar[0], parity 0: message 0 read"));
+  EXPECT_TRUE(contains(svg, "filled_bar[0], parity 1: message 3<"));
+  EXPECT_EQ(course::count_matches(svg, "<line [^>]*stroke-dasharray"), 3 + 1);
+}
+
+TEST(HostFigures, TheProgramWritesTheFigureAndRefusesBadArguments) {
+  std::ostringstream out, err;
+  EXPECT_EQ(figures_main({"--help"}, out, err), 0);
+  EXPECT_EQ(out.str().rfind("usage: stas_cluster_figures DIR", 0), 0u) << out.str();
+  EXPECT_EQ(figures_main({}, out, err), 2);
+  EXPECT_EQ(figures_main({"a", "b"}, out, err), 2);
+  EXPECT_EQ(figures_main({"--out=x"}, out, err), 2);
+  EXPECT_TRUE(contains(err.str(), "unknown option '--out=x'")) << err.str();
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "stas_cluster_figures_test";
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(figures_main({dir.string()}, out, err), 1) << "a missing folder is an error";
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing is created";
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(figures_main({dir.string()}, out, err), 0) << err.str();
+  EXPECT_EQ(course::read_text_file((dir / kFigureName).string()), figure_svg());
+  std::filesystem::remove_all(dir);
 }
 
 // ---- The variant tables -----------------------------------------------------------------------
