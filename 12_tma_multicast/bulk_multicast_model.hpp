@@ -1,12 +1,13 @@
-// 12_tma_multicast, the model of the second lesson (bulk_multicast.cu): the lab's broadcast stream
-// moved with the 1D bulk copy instead of a tensor map. The panel, its pattern, its fold and the
-// reference are the lab's (tma_multicast_model.hpp, Part 5); what is new here is who copies which
-// bytes of a tile (slices are byte ranges, multiples of 16 bytes), what a panel that ends inside a
-// tile does to them (a 1D copy has no out-of-bounds fill: the slices are clipped, some to nothing),
-// the ctaMask, the two counts every stage barrier starts with, the L2 traffic, and the cluster's
-// protocol, run on the CPU in random orders by the lesson model's engine (Part 4): with the release
-// done right, and done the way a ring without multicast does it (each block releasing only
-// itself), which races or deadlocks.
+// 12_tma_multicast, the model of the second lesson (bulk_multicast.cu): a broadcast stream, where
+// the L2 is the limit, moved with the 1D bulk copy. The problem: every block of the grid adds up
+// the same panel (the programs' is 2 MiB and stays in the L2), tile by tile, into one 4 KiB row of
+// sums; the fold and the reference. The cluster plan: who copies which bytes of a tile (slices
+// are byte ranges, multiples of 16 bytes), what a panel that ends inside a tile does to them (a
+// 1D copy has no out-of-bounds fill: the slices are clipped, some to nothing), the ctaMask, the
+// two counts every stage barrier starts with, the L2 traffic, and the cluster's protocol, run on
+// the CPU in random orders by the first lesson model's engine (tma_multicast_model.hpp, Part 4):
+// with the release done right, and done the way a ring without multicast does it (each block
+// releasing only itself), which races or deadlocks.
 // bulk_multicast.cu includes this header; bulk_multicast_test.cu checks it on the CPU.
 // PTX: cp.async.bulk (.multicast::cluster, ctaMask)
 //   https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async-bulk
@@ -21,12 +22,65 @@
 #include <string>
 #include <vector>
 
-#include "tma_multicast_model.hpp"  // Part 4: the protocol engine; Part 5: the panel, panel_value, broadcast_reference
+#include "course/pattern.hpp"
+#include "tma_multicast_model.hpp"  // kConsumerWarps, mask_bits; Part 4: the protocol engine
 
-// ==== The problem: the lab's panel, at 16-byte granularity ====================================
+// ==== The problem: a panel that every block adds up ===========================================
+//
+// The matrix product of the first lesson does 64 x 64 x 32 multiply-adds for every 16 KiB that
+// lands in a block: its time is its arithmetic, and the L2 traffic that multicast saves was never
+// its limit. This stream is the opposite case. Every block of the grid reads the same small panel
+// (kPanelTiles tiles of 16 KiB: it stays in the L2 after the first reads), tile by tile through a
+// ring of two stages, and does almost nothing with it: its 256 consumer threads add the tiles up,
+// word by word, into one 4 KiB row of sums. Without multicast, every tile crosses from the L2 to
+// an SM once per block; in a cluster of n blocks it crosses once per cluster and the hardware
+// hands it to all n.
+
+constexpr int kPanelTileWords = 4096;                                               // uint32 words
+constexpr std::uint32_t kPanelTileBytes = kPanelTileWords * sizeof(std::uint32_t);  // 16 KiB, a stage
+constexpr int kPanelTiles = 128;     // the programs' panel: 128 tiles, 2 MiB, L2-resident
+constexpr int kBroadcastRing = 2;    // stages per block: 32 KiB of tiles, so that six blocks fit on an SM
+constexpr int kConsumerThreads = kConsumerWarps * 32;
+constexpr int kFoldWords = kConsumerThreads * 4;  // 1024: each consumer thread sums one uint4 column
+constexpr int kChunksPerThread = kPanelTileWords / kFoldWords;  // uint4 reads per thread per tile: 4
+static_assert(kPanelTileWords % kFoldWords == 0, "a tile holds whole rows of the fold, so every tile starts at word 0");
+
+// Panel words: 32-bit patterns. Unsigned sums wrap modulo 2^32: exact, in any order.
+inline std::uint32_t panel_value(std::uint64_t index) { return course::pattern_u32(index, 3); }
+
+// Word w of the fold: the sum of the panel's words w, w + 1024, w + 2048, ... The consumer thread t
+// of every block adds words 4t .. 4t+3 of every 1024 (one uint4 per 4 KiB), so it holds fold[4t..4t+3].
+inline std::vector<std::uint32_t> panel_fold(const std::vector<std::uint32_t>& panel) {
+  std::vector<std::uint32_t> fold(kFoldWords, 0u);
+  for (std::size_t i = 0; i < panel.size(); ++i) fold[i % kFoldWords] += panel[i];
+  return fold;
+}
+
+// Block b's row of the output: the fold mixed with b, so that every row differs and a row written
+// by the wrong block, or twice, or not at all, shows.
+TMA_MULTICAST_HOST_DEVICE constexpr std::uint32_t mix_with_block(std::uint32_t fold_word, std::uint32_t block) {
+  return fold_word * (2u * block + 1u) + block;
+}
+inline std::vector<std::uint32_t> broadcast_reference(const std::vector<std::uint32_t>& panel, int blocks) {
+  const std::vector<std::uint32_t> fold = panel_fold(panel);
+  std::vector<std::uint32_t> out(std::size_t(blocks) * kFoldWords);
+  for (int b = 0; b < blocks; ++b) {
+    for (int w = 0; w < kFoldWords; ++w) out[std::size_t(b) * kFoldWords + w] = mix_with_block(fold[w], b);
+  }
+  return out;
+}
+
+// The clusters start at different tiles of the panel, so that the clusters of the grid do not all
+// ask the same L2 slices for the same lines at the same time; a cluster's blocks start together,
+// since they share every tile.
+TMA_MULTICAST_HOST_DEVICE constexpr int first_panel_tile(int cluster_index, int num_tiles) {
+  return cluster_index % num_tiles;
+}
+
+// At 16-byte granularity: the panel's size in bytes, its last tile possibly partial.
 
 constexpr std::uint32_t kBulkGranuleBytes = 16;  // cp.async.bulk: size and both addresses, multiples of 16 bytes
-constexpr std::uint32_t kMaxPanelBytes = 256u << 20;  // the lab's limit: the panel is meant to stay in the L2
+constexpr std::uint32_t kMaxPanelBytes = 256u << 20;  // the panel is meant to stay in the L2
 constexpr int kMaxBulkBlocks = 1 << 14;               // 64 MiB of output: the reference is computed on the CPU
 
 struct BulkShape {

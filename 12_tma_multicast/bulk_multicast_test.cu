@@ -1,6 +1,6 @@
 // Tests for 12_tma_multicast's second lesson, multicast without a tensor map (bulk_multicast.cu):
-// its model on the CPU (slices as byte ranges, clipped at the panel's end; masks; whom each block's
-// consumers release; the two barrier counts; the traffic, the same as the lab's broadcast rows; the
+// its model on the CPU (the panel's fold and the reference; slices as byte ranges, clipped at the
+// panel's end; masks; whom each block's consumers release; the two barrier counts; the traffic; the
 // cluster's protocol with the release done right and done as a ring without multicast does it), the
 // shape and command-line rules, the variant table, what every kernel compiles to (PTX for
 // compute_90a and, where cuobjdump can read it, sm_90a machine code), every variant bit-exact on
@@ -39,6 +39,67 @@ std::string name(const BulkCluster& c) { return std::to_string(c.blocks) + (c.mu
 
 // Tile sizes to try: whole, one granule, inside a slice of every cluster, on a slice boundary.
 const std::uint32_t kTileSizes[] = {kPanelTileBytes, 16, 48, 912, 2048, 4096, 5008, 8192, 12288 + 16, 16368};
+
+// ---- The panel, its fold and the reference ----------------------------------------------------
+
+TEST(HostBulkPanel, ReferenceOfASmallPanelByHand) {
+  // 2048 + 3 words: the fold adds word i to column i % 1024; block b's row is fold x (2b + 1) + b.
+  std::vector<std::uint32_t> panel(2 * kFoldWords + 3, 0u);
+  panel[0] = 5;
+  panel[kFoldWords] = 7;                // column 0 again
+  panel[2 * kFoldWords] = 0xFFFFFFFFu;  // and again: the sum wraps to 11
+  panel[2 * kFoldWords + 2] = 9;        // column 2
+  const std::vector<std::uint32_t> fold = panel_fold(panel);
+  EXPECT_EQ(fold[0], 11u);
+  EXPECT_EQ(fold[1], 0u);
+  EXPECT_EQ(fold[2], 9u);
+  const std::vector<std::uint32_t> out = broadcast_reference(panel, 3);
+  ASSERT_EQ(out.size(), std::size_t(3) * kFoldWords);
+  EXPECT_EQ(out[0], 11u);                          // block 0: x 1 + 0
+  EXPECT_EQ(out[kFoldWords + 0], 11u * 3 + 1);     // block 1: x 3 + 1
+  EXPECT_EQ(out[2 * kFoldWords + 2], 9u * 5 + 2);  // block 2: x 5 + 2
+  EXPECT_EQ(out[2 * kFoldWords + 1], 2u) << "a zero column still carries the block";
+}
+
+// What a consumer thread t of the kernels adds, read off their indexing (uint4 number t + 256 j of
+// every tile, only the chunks the tile has), is column 4t .. 4t+3 of the fold, whatever tile a
+// cluster starts at, with a panel that ends inside a tile.
+TEST(HostBulkPanel, EachConsumerThreadAddsOneUint4ColumnOfTheFold) {
+  const std::uint32_t panel_bytes = 3 * kPanelTileBytes + 5008;
+  std::vector<std::uint32_t> panel(panel_bytes / sizeof(std::uint32_t));
+  for (std::size_t i = 0; i < panel.size(); ++i) panel[i] = panel_value(i);
+  const std::vector<std::uint32_t> fold = panel_fold(panel);
+  const int num_tiles = bulk_panel_tiles(panel_bytes);
+  for (int cluster : {0, 1, 5}) {
+    std::vector<std::uint32_t> sums(kFoldWords, 0u);
+    for (int i = 0; i < num_tiles; ++i) {
+      const int tile = (first_panel_tile(cluster, num_tiles) + i) % num_tiles;
+      const int num_chunks = static_cast<int>(bulk_tile_bytes(panel_bytes, tile) / sizeof(uint4));
+      for (int t = 0; t < kConsumerThreads; ++t) {
+        for (int j = 0; j < kChunksPerThread; ++j) {
+          const int c = t + j * kConsumerThreads;
+          if (c >= num_chunks) continue;  // past the tile's bytes the stage holds an older tile
+          for (int k = 0; k < 4; ++k) sums[4 * t + k] += panel[std::size_t(tile) * kPanelTileWords + 4 * c + k];
+        }
+      }
+    }
+    EXPECT_EQ(sums, fold) << "cluster " << cluster;
+  }
+}
+
+TEST(HostBulkPanel, ClustersStartAtDifferentTilesAndVisitEachOnce) {
+  EXPECT_EQ(first_panel_tile(0, kPanelTiles), 0);
+  EXPECT_EQ(first_panel_tile(5, kPanelTiles), 5);
+  EXPECT_EQ(first_panel_tile(kPanelTiles + 3, kPanelTiles), 3);
+  EXPECT_EQ(first_panel_tile(7, 1), 0);
+  for (int tiles : {1, 3, kPanelTiles}) {
+    for (int cluster : {0, 2, 131}) {
+      std::set<int> visited;
+      for (int i = 0; i < tiles; ++i) visited.insert((first_panel_tile(cluster, tiles) + i) % tiles);
+      EXPECT_EQ(visited.size(), std::size_t(tiles)) << tiles << " tiles, cluster " << cluster;
+    }
+  }
+}
 
 // ---- The plan ---------------------------------------------------------------------------------
 
@@ -172,24 +233,22 @@ TEST(HostBulkPlan, PlansCarryTheModelsCounts) {
   EXPECT_EQ(NoMulticast::release_target(0, 0), 0);
 }
 
-// ---- The traffic: the lab's broadcast rows, block for block and byte for byte --------------------
+// ---- The traffic ----------------------------------------------------------------------------------
 
-TEST(HostBulkTraffic, TheBenchProblemIsTheLabsBroadcastStream) {
+// The --size=16M run of --bench and of ncu_metrics.txt: 4096 blocks, each receiving the 2 MiB panel,
+// 8 GiB landing in shared memory. The copies ask the L2 for 8, 4 and 2 GiB without multicast and in
+// clusters of 2 and 4: 2^28, 2^27 and 2^26 sectors of 32 bytes (lts__t_sectors_srcunit_tex_op_read.sum).
+TEST(HostBulkTraffic, TheBenchProblemAsksTheL2ForEightGiBDividedByTheCluster) {
   const BulkShape bulk = bulk_shape(std::size_t{16} << 20);
   EXPECT_EQ(bulk.blocks, 4096);
   EXPECT_EQ(bulk.panel_bytes, 2u << 20);
-  const BroadcastShape lab{4096, kPanelTiles * kPanelTileRows};  // the lab's broadcast_shape(16M)
-  EXPECT_EQ(std::uint64_t{bulk.panel_bytes}, std::uint64_t(lab.panel_rows) * kPanelCols * sizeof(std::uint32_t));
-  for (int n : {1, 2, 4, 8}) {
-    const bool multicast = n > 1;
-    const BulkCluster c{n, multicast};
-    const ClusterShape shape{n, 1, multicast};
-    EXPECT_EQ(bulk_landed_bytes(c, bulk), broadcast_landed_bytes(shape, lab)) << n;
-    EXPECT_EQ(bulk_l2_request_bytes(c, bulk), broadcast_l2_request_bytes(shape, lab)) << n;
+  for (const Variant& v : kVariants) {
+    EXPECT_EQ(bulk_landed_bytes(v.cluster, bulk), std::uint64_t{8} << 30) << v.name;
+    EXPECT_EQ(bulk_l2_request_bytes(v.cluster, bulk) * bulk_sharers(v.cluster), std::uint64_t{8} << 30) << v.name;
   }
-  EXPECT_EQ(bulk_landed_bytes({4, true}, bulk), std::uint64_t{8} << 30) << "4096 blocks x 2 MiB";
-  EXPECT_EQ(bulk_l2_request_bytes({4, true}, bulk), std::uint64_t{2} << 30) << "a quarter: one copy per cluster";
-  EXPECT_EQ(bulk_l2_request_bytes({4, false}, bulk), std::uint64_t{8} << 30);
+  EXPECT_EQ(bulk_l2_request_bytes(NoMulticast::kCluster, bulk) / 32, 268'435'456u);
+  EXPECT_EQ(bulk_l2_request_bytes(Multicast2::kCluster, bulk) / 32, 134'217'728u);
+  EXPECT_EQ(bulk_l2_request_bytes(Multicast4::kCluster, bulk) / 32, 67'108'864u);
 }
 
 TEST(HostBulkTraffic, TheGridIsWholeClustersAndEveryBlockReceivesThePanel) {
@@ -353,14 +412,14 @@ TEST(HostBulkChapter, HostModelShowsEveryPlan) {
       << text;
 }
 
-TEST(HostBulkChapter, RequiresSm90aAndSizesAsTheLab) {
+TEST(HostBulkChapter, RequiresSm90aAndSizesInWholeRows) {
   const course::ChapterInfo info = chapter_info();
   EXPECT_STREQ(info.program, "bulk_multicast");
   EXPECT_EQ(info.requirement.major, 9);
   EXPECT_EQ(info.requirement.minor, 0);
   EXPECT_TRUE(info.requirement.arch_specific) << "the multicast overload exists for sm_90a only";
   EXPECT_EQ(info.verify_bytes, std::size_t{1} << 20);
-  EXPECT_EQ(info.bench_bytes, std::size_t{16} << 20) << "the lab's bench size: 4096 blocks";
+  EXPECT_EQ(info.bench_bytes, std::size_t{16} << 20) << "the bench size: 4096 blocks";
   EXPECT_FALSE(info.size_rule(kOutRowBytes));
   EXPECT_FALSE(info.size_rule(std::size_t{64} << 20));
   EXPECT_TRUE(info.size_rule(0));

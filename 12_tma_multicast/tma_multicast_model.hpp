@@ -1,7 +1,7 @@
 // 12_tma_multicast, the model: the problem and its reference; who loads which slice of the shared
 // tiles and where it lands, whom each multicast reaches, whom the consumers release, the two counts
-// every stage barrier starts with, what each block's loads ask of the L2, the whole cluster's
-// protocol run step by step, and a broadcast stream that the L2 limits.
+// every stage barrier starts with, what each block's loads ask of the L2, and the whole cluster's
+// protocol run step by step.
 //
 // Part 1 is the problem: its shape, its operands, its rules and the reference every kernel must
 // match. Part 2, the cluster plan, is plain constexpr functions of the cluster shape and a block's
@@ -9,10 +9,9 @@
 // use the same ones. Part 3 is the traffic the loads ask of the L2, per block and per problem,
 // which Nsight Compute can count (ncu_metrics.txt). Part 4 runs one cluster's pipeline on host
 // models of the mbarriers (course/mbarrier_model.hpp), in random orders, with the kernel's counts
-// or with one deliberately broken, and reports the first rule broken. Part 5 is the lab's broadcast
-// stream, where the L2 is the limit: its panel, reference, slices and traffic, on Part 2's cluster
-// row. tma_multicast.cu (the lesson) and tma_multicast_lab.cu include this header;
-// tma_multicast_test.cu checks it on the CPU.
+// or with one deliberately broken, and reports the first rule broken; bulk_multicast_model.hpp
+// runs the second lesson's protocol on the same engine. tma_multicast.cu (the lesson) and
+// tma_multicast_lab.cu include this header; tma_multicast_test.cu checks it on the CPU.
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-the-tensor-memory-accelerator-tma
 // PTX: cp.async.bulk.tensor (.multicast::cluster, ctaMask), %cluster_ctarank
 //   https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#data-movement-and-conversion-instructions-cp-async-bulk-tensor
@@ -488,149 +487,4 @@ inline std::string first_problem(const ClusterShape& c, int stages, Broken broke
     if (!problem.empty()) return problem;
   }
   return "";
-}
-
-// ==== Part 5: a broadcast stream, where the L2 is the limit ====================================
-//
-// The matrix product above does 64 x 64 x 32 multiply-adds for every 16 KiB that lands in a block:
-// its time is its arithmetic and its shared-memory reads, and the L2 traffic that multicast saves
-// was never its limit. The lab's broadcast rows build the opposite case. Every block of the grid
-// reads the same small panel (kPanelTiles tiles of 16 KiB, 2 MiB: it stays in the L2 after the
-// first reads), tile by tile through a ring of the product's 16 KiB stages, and does almost nothing
-// with it: its 256 consumer threads add the tiles up, word by word, into one 4 KiB row of sums.
-// Without multicast, every tile crosses from the L2 to an SM once per block; in a cluster of n
-// blocks it crosses once per cluster and the hardware hands it to all n.
-//
-// A cluster of n blocks along x, ClusterShape{n, 1, multicast}, is Part 2's cluster row: its
-// blocks need the same tiles as a cluster row needs the same A tile. Each block loads slice x of
-// each tile and sends it to the whole row; masks, release targets and both barrier counts are
-// Part 2's functions with y = 0 (the "B side" has one sharer, the block itself).
-
-constexpr int kPanelCols = 64;       // uint32 words per panel row: 256 bytes, one box row
-constexpr int kPanelTileRows = 64;   // panel rows per tile
-constexpr int kPanelTileWords = kPanelTileRows * kPanelCols;
-constexpr std::uint32_t kPanelTileBytes = kPanelTileWords * sizeof(std::uint32_t);  // 16 KiB, a stage
-constexpr int kPanelTiles = 128;     // the programs' panel: 128 tiles, 2 MiB, L2-resident
-constexpr int kBroadcastRing = 2;    // stages per block: 32 KiB of tiles, so that six blocks fit on an SM
-constexpr int kConsumerThreads = kConsumerWarps * 32;
-constexpr int kFoldWords = kConsumerThreads * 4;  // 1024: each consumer thread sums one uint4 column
-constexpr int kChunksPerThread = kPanelTileWords / kFoldWords;  // uint4 reads per thread per tile: 4
-static_assert(kPanelTileBytes == kStageBytes, "the broadcast's stage is the matrix product's: 16 KiB");
-static_assert(kPanelTileWords % kFoldWords == 0, "a tile holds whole rows of the fold, so every tile starts at word 0");
-
-struct BroadcastShape {
-  int blocks;      // blocks that write a row of the output (the grid rounds up to whole clusters)
-  int panel_rows;  // rows of kPanelCols words; the last tile may be partial (TMA fills zeros)
-};
-
-TMA_MULTICAST_HOST_DEVICE constexpr int panel_tiles(const BroadcastShape& s) {
-  return (s.panel_rows + kPanelTileRows - 1) / kPanelTileRows;
-}
-
-inline std::optional<std::string> broken_broadcast_rule(const BroadcastShape& s) {
-  if (s.blocks < 1 || s.panel_rows < 1) return "the broadcast needs at least one block and one panel row";
-  if (s.blocks > (1 << 20)) return "the broadcast has at most 2^20 blocks (4 GiB of output)";
-  if (s.panel_rows > (1 << 20)) return "the panel has at most 2^20 rows (256 MiB; it is meant to stay in the L2)";
-  return std::nullopt;
-}
-inline BroadcastShape checked(const BroadcastShape& s) {
-  if (std::optional<std::string> broken = broken_broadcast_rule(s)) throw std::invalid_argument(*broken);
-  return s;
-}
-
-// Panel words: 32-bit patterns. Unsigned sums wrap modulo 2^32: exact, in any order.
-inline std::uint32_t panel_value(std::uint64_t index) { return course::pattern_u32(index, 3); }
-
-// Word w of the fold: the sum of the panel's words w, w + 1024, w + 2048, ... The consumer thread t
-// of every block adds words 4t .. 4t+3 of every 1024 (one uint4 per 4 KiB), so it holds fold[4t..4t+3].
-inline std::vector<std::uint32_t> panel_fold(const std::vector<std::uint32_t>& panel) {
-  std::vector<std::uint32_t> fold(kFoldWords, 0u);
-  for (std::size_t i = 0; i < panel.size(); ++i) fold[i % kFoldWords] += panel[i];
-  return fold;
-}
-
-// Block b's row of the output: the fold mixed with b, so that every row differs and a row written
-// by the wrong block, or twice, or not at all, shows.
-TMA_MULTICAST_HOST_DEVICE constexpr std::uint32_t mix_with_block(std::uint32_t fold_word, std::uint32_t block) {
-  return fold_word * (2u * block + 1u) + block;
-}
-inline std::vector<std::uint32_t> broadcast_reference(const std::vector<std::uint32_t>& panel, int blocks) {
-  const std::vector<std::uint32_t> fold = panel_fold(panel);
-  std::vector<std::uint32_t> out(std::size_t(blocks) * kFoldWords);
-  for (int b = 0; b < blocks; ++b) {
-    for (int w = 0; w < kFoldWords; ++w) out[std::size_t(b) * kFoldWords + w] = mix_with_block(fold[w], b);
-  }
-  return out;
-}
-
-/// [broadcast_model]
-// Block x of the cluster loads slice x of every tile: whole panel rows, one box, landing at the same
-// offset of the stage in every block of the cluster.
-TMA_MULTICAST_HOST_DEVICE constexpr int panel_slice_rows(const ClusterShape& c) {
-  return kPanelTileRows / a_sharers(c);
-}
-TMA_MULTICAST_HOST_DEVICE constexpr int panel_slice_first_row(const ClusterShape& c, int x) {
-  return a_slice(c, x) * panel_slice_rows(c);
-}
-TMA_MULTICAST_HOST_DEVICE constexpr int panel_slice_offset_elems(const ClusterShape& c, int x) {
-  return panel_slice_first_row(c, x) * kPanelCols;
-}
-TMA_MULTICAST_HOST_DEVICE constexpr std::uint32_t panel_slice_bytes(const ClusterShape& c) {
-  return static_cast<std::uint32_t>(panel_slice_rows(c) * kPanelCols * sizeof(std::uint32_t));
-}
-// The cluster's blocks start at different tiles of the panel, so that the clusters of the grid do
-// not all ask the same L2 slices for the same lines at the same time; a cluster's blocks start
-// together, since they share every tile.
-TMA_MULTICAST_HOST_DEVICE constexpr int first_panel_tile(int cluster_index, int num_tiles) {
-  return cluster_index % num_tiles;
-}
-
-// What a broadcast kernel is compiled for: n blocks along x, with or without multicast.
-template <int kBlocks, bool kMulticast>
-struct BroadcastPlan {
-  static constexpr ClusterShape kShape{kBlocks, 1, kMulticast};
-  static constexpr int kEmptyArrivals = empty_arrivals(kShape);  // n x warps with multicast, else our warps
-  static constexpr std::uint32_t kFullTxBytes = kPanelTileBytes;  // every slice of the tile lands in every block
-  // The ctaMask of the slice block x loads: its whole cluster row (only itself without multicast).
-  TMA_MULTICAST_HOST_DEVICE static constexpr std::uint16_t multicast_mask(int x) {
-    constexpr ClusterShape shape = kShape;  // a copy: device code cannot refer to the static member itself
-    return a_multicast_mask(shape, x, 0);
-  }
-  static_assert(kBlocks >= 1 && kBlocks <= 8, "8 blocks is the portable maximum cluster size");
-  static_assert(kPanelTileRows % kBlocks == 0, "each block loads an equal, whole slice of every tile");
-  static_assert(panel_slice_bytes(kShape) % kSmemAlign == 0, "every slice's destination stays 128-byte aligned");
-};
-/// [broadcast_model]
-
-// The grid: the output's blocks, rounded up to whole clusters (the extra blocks load and store nothing).
-inline std::uint64_t broadcast_grid_blocks(const ClusterShape& c, const BroadcastShape& s) {
-  return std::uint64_t((s.blocks + c.x - 1) / c.x) * c.x;
-}
-// What lands in the blocks' shared memory: every tile in every block, whatever the cluster.
-inline std::uint64_t broadcast_landed_bytes(const ClusterShape& c, const BroadcastShape& s) {
-  return broadcast_grid_blocks(c, s) * panel_tiles(s) * std::uint64_t{kPanelTileBytes};
-}
-// What the blocks' loads ask of the L2: one slice of every tile per block.
-inline std::uint64_t broadcast_l2_request_bytes(const ClusterShape& c, const BroadcastShape& s) {
-  return broadcast_grid_blocks(c, s) * panel_tiles(s) * std::uint64_t{panel_slice_bytes(c)};
-}
-
-// A lower bound on the time, in ms, from two ceilings given in GB/s: what the L2 can hand out to all
-// the SMs together (every load's bytes cross it once) and what the SMs can take in together (every
-// landed byte enters one SM). Without multicast both count the same bytes; multicast divides only
-// the first. Which ceiling binds, and where each one lies, is for the measurements to say.
-inline double broadcast_floor_ms(const ClusterShape& c, const BroadcastShape& s, double l2_gbps, double sm_in_gbps) {
-  const double l2_ms = double(broadcast_l2_request_bytes(c, s)) / l2_gbps * 1e-6;
-  const double sm_ms = double(broadcast_landed_bytes(c, s)) / sm_in_gbps * 1e-6;
-  return l2_ms > sm_ms ? l2_ms : sm_ms;
-}
-
-// The line the lab prints per broadcast row without a GPU: block 0's mask, the counts, the L2 share.
-inline void print_broadcast_plan(std::ostream& out, const char* name, const ClusterShape& c) {
-  char share[32];
-  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * panel_slice_bytes(c) / kPanelTileBytes);
-  out << "  " << name << ": cluster " << c.x << "x1, block 0 sends its " << panel_slice_bytes(c) / 1024
-      << " KiB slice of each " << kPanelTileBytes / 1024 << " KiB tile to " << mask_bits(c, a_multicast_mask(c, 0, 0))
-      << "; empty expects " << num_release_targets(c) << " x " << kConsumerWarps << " = " << empty_arrivals(c)
-      << "; it loads " << share << " of what lands in it\n";
 }

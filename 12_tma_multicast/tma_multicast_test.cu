@@ -4,9 +4,7 @@
 // cluster sync included), the problem and its tensor maps, the variant tables of lesson and lab,
 // what every kernel of the lesson and the lab compiles to (PTX and machine code), every lesson
 // variant and every lab row bit-exact on the GPU for several shapes, the hardware's rank order,
-// two miscounted barriers diagnosed instead of hung; and the lab's broadcast stream: its model
-// (panel, fold, slices, traffic, the time floor), its rows bit-exact at awkward sizes, and a
-// wrong multicast mask diagnosed by the bounded wait.
+// two miscounted barriers diagnosed instead of hung.
 #include "tma_multicast_lab.cu"  // the lab, which brings the lesson and the model
 #include "multicast_figures.cpp"  // the concept figure, drawn from the model
 
@@ -291,186 +289,6 @@ TEST(HostTraffic, BlocksAreTheLaunchersGrid) {
   }
 }
 
-// ---- The broadcast stream (Part 5 of the model) --------------------------------------------------
-
-// The clusters of the broadcast rows, with and without multicast.
-std::vector<ClusterShape> broadcast_shapes() {
-  std::vector<ClusterShape> shapes;
-  for (int n : {1, 2, 4, 8}) {
-    shapes.push_back({n, 1, true});
-    shapes.push_back({n, 1, false});
-  }
-  return shapes;
-}
-
-TEST(HostBroadcastModel, ThePanelIsTwoMiBOfSixteenKiBTiles) {
-  EXPECT_EQ(kPanelTileBytes, 16u * 1024);
-  EXPECT_EQ(std::uint64_t{kPanelTiles} * kPanelTileBytes, std::uint64_t{2} << 20);
-  EXPECT_EQ(kBroadcastRing * kPanelTileBytes, 32u * 1024) << "two of the product's 16 KiB stages";
-  EXPECT_EQ(kFoldWords, 1024);
-  EXPECT_EQ(kChunksPerThread, 4);
-  EXPECT_EQ(panel_tiles({1, 1}), 1);
-  EXPECT_EQ(panel_tiles({1, kPanelTileRows}), 1);
-  EXPECT_EQ(panel_tiles({1, kPanelTileRows + 1}), 2);
-  EXPECT_EQ(panel_tiles({1, kPanelTiles * kPanelTileRows}), kPanelTiles);
-}
-
-// The slices of a tile are whole rows, each loaded by one block, each landing 128-byte aligned.
-TEST(HostBroadcastModel, SlicesCutEachTileIntoAlignedBoxesOfWholeRows) {
-  for (const ClusterShape& c : broadcast_shapes()) {
-    std::vector<int> rows(kPanelTileRows, 0);
-    for (int x = 0; x < a_sharers(c); ++x) {
-      for (int r = 0; r < panel_slice_rows(c); ++r) ++rows[panel_slice_first_row(c, x) + r];
-      EXPECT_EQ(panel_slice_offset_elems(c, x) * sizeof(std::uint32_t) % kSmemAlign, 0u) << name(c) << " slice " << x;
-    }
-    EXPECT_EQ(rows, std::vector<int>(kPanelTileRows, 1)) << name(c) << ": every row of the tile in exactly one slice";
-    EXPECT_EQ(std::uint64_t{panel_slice_bytes(c)} * a_sharers(c), std::uint64_t{kPanelTileBytes}) << name(c);
-  }
-  EXPECT_EQ(panel_slice_rows({8, 1, true}), 8);
-  EXPECT_EQ(panel_slice_bytes({8, 1, true}), 2048u);
-  EXPECT_EQ(panel_slice_first_row({4, 1, true}, 3), 48);
-  EXPECT_EQ(panel_slice_first_row({4, 1, false}, 3), 0) << "without multicast every block loads the whole tile";
-}
-
-// Per block: the slices the masks deliver to it fill its stage once and add up to what its full
-// barrier expects; its empty barrier hears from every consumer warp of every block it writes into.
-TEST(HostBroadcastModel, EveryBlockReceivesEverySliceOnceAndCountsIt) {
-  auto check = [](const ClusterShape& c, auto mask_of, std::uint32_t full_tx, int empty_count) {
-    for (int x = 0; x < c.x; ++x) {
-      std::vector<int> rows(kPanelTileRows, 0);
-      std::uint32_t landed = 0;
-      int arrivals = 0;
-      for (int px = 0; px < c.x; ++px) {
-        if (mask_of(px) >> x & 1u) {
-          for (int r = 0; r < panel_slice_rows(c); ++r) ++rows[panel_slice_first_row(c, px) + r];
-          landed += panel_slice_bytes(c);
-        }
-        for (int i = 0; i < num_release_targets(c); ++i) {
-          arrivals += release_target(c, px, 0, i) == x ? kConsumerWarps : 0;
-        }
-      }
-      EXPECT_EQ(rows, std::vector<int>(kPanelTileRows, 1)) << name(c) << " block " << x;
-      EXPECT_EQ(landed, full_tx) << name(c) << " block " << x;
-      EXPECT_EQ(arrivals, empty_count) << name(c) << " block " << x;
-    }
-  };
-  check(BroadcastPlan<1, false>::kShape, BroadcastPlan<1, false>::multicast_mask, BroadcastPlan<1, false>::kFullTxBytes,
-        BroadcastPlan<1, false>::kEmptyArrivals);
-  check(BroadcastPlan<2, true>::kShape, BroadcastPlan<2, true>::multicast_mask, BroadcastPlan<2, true>::kFullTxBytes,
-        BroadcastPlan<2, true>::kEmptyArrivals);
-  check(BroadcastPlan<4, true>::kShape, BroadcastPlan<4, true>::multicast_mask, BroadcastPlan<4, true>::kFullTxBytes,
-        BroadcastPlan<4, true>::kEmptyArrivals);
-  check(BroadcastPlan<8, true>::kShape, BroadcastPlan<8, true>::multicast_mask, BroadcastPlan<8, true>::kFullTxBytes,
-        BroadcastPlan<8, true>::kEmptyArrivals);
-  check(BroadcastPlan<4, false>::kShape, BroadcastPlan<4, false>::multicast_mask, BroadcastPlan<4, false>::kFullTxBytes,
-        BroadcastPlan<4, false>::kEmptyArrivals);
-}
-
-TEST(HostBroadcastModel, PlansCarryTheirCountsAndMasks) {
-  EXPECT_EQ((BroadcastPlan<1, false>::kEmptyArrivals), kConsumerWarps);
-  EXPECT_EQ((BroadcastPlan<2, true>::kEmptyArrivals), 2 * kConsumerWarps);
-  EXPECT_EQ((BroadcastPlan<4, true>::kEmptyArrivals), 4 * kConsumerWarps);
-  EXPECT_EQ((BroadcastPlan<8, true>::kEmptyArrivals), 8 * kConsumerWarps);
-  EXPECT_EQ((BroadcastPlan<4, false>::kEmptyArrivals), kConsumerWarps) << "without multicast only our own warps arrive";
-  EXPECT_EQ((BroadcastPlan<8, true>::kFullTxBytes), kPanelTileBytes) << "multicast does not change what lands";
-  EXPECT_EQ((BroadcastPlan<4, true>::multicast_mask(2)), 0b1111);
-  EXPECT_EQ((BroadcastPlan<8, true>::multicast_mask(5)), 0b1111'1111);
-  EXPECT_EQ((BroadcastPlan<4, false>::multicast_mask(2)), 0b0100);
-  EXPECT_EQ((BroadcastPlan<1, false>::multicast_mask(0)), 0b1);
-}
-
-TEST(HostBroadcastModel, ReferenceOfASmallPanelByHand) {
-  // 2048 + 3 words: the fold adds word i to column i % 1024; block b's row is fold x (2b + 1) + b.
-  std::vector<std::uint32_t> panel(2 * kFoldWords + 3, 0u);
-  panel[0] = 5;
-  panel[kFoldWords] = 7;           // column 0 again
-  panel[2 * kFoldWords] = 0xFFFFFFFFu;  // and again: the sum wraps to 11
-  panel[2 * kFoldWords + 2] = 9;   // column 2
-  const std::vector<std::uint32_t> fold = panel_fold(panel);
-  EXPECT_EQ(fold[0], 11u);
-  EXPECT_EQ(fold[1], 0u);
-  EXPECT_EQ(fold[2], 9u);
-  const std::vector<std::uint32_t> out = broadcast_reference(panel, 3);
-  ASSERT_EQ(out.size(), std::size_t(3) * kFoldWords);
-  EXPECT_EQ(out[0], 11u);                                 // block 0: x 1 + 0
-  EXPECT_EQ(out[kFoldWords + 0], 11u * 3 + 1);            // block 1: x 3 + 1
-  EXPECT_EQ(out[2 * kFoldWords + 2], 9u * 5 + 2);         // block 2: x 5 + 2
-  EXPECT_EQ(out[2 * kFoldWords + 1], 2u) << "a zero column still carries the block";
-}
-
-// What the kernel's consumer thread t adds, read off its own indexing (uint4 number t + 256 j of
-// every tile), is column 4t .. 4t+3 of the fold, whatever the tile and wherever a cluster starts.
-TEST(HostBroadcastModel, EachConsumerThreadAddsOneUint4ColumnOfTheFold) {
-  const BroadcastShape s{1, 3 * kPanelTileRows + 5};
-  std::vector<std::uint32_t> panel(std::size_t(s.panel_rows) * kPanelCols);
-  for (std::size_t i = 0; i < panel.size(); ++i) panel[i] = panel_value(i);
-  const std::vector<std::uint32_t> fold = panel_fold(panel);
-  for (int cluster : {0, 1, 5}) {
-    std::vector<std::uint32_t> sums(kFoldWords, 0u);
-    for (int i = 0; i < panel_tiles(s); ++i) {
-      const int tile = (first_panel_tile(cluster, panel_tiles(s)) + i) % panel_tiles(s);
-      for (int t = 0; t < kConsumerThreads; ++t) {
-        for (int j = 0; j < kChunksPerThread; ++j) {
-          for (int k = 0; k < 4; ++k) {
-            const std::size_t word = std::size_t(tile) * kPanelTileWords + 4 * (t + j * kConsumerThreads) + k;
-            sums[4 * t + k] += word < panel.size() ? panel[word] : 0u;  // TMA fills zeros past the panel
-          }
-        }
-      }
-    }
-    EXPECT_EQ(sums, fold) << "cluster " << cluster;
-  }
-}
-
-TEST(HostBroadcastModel, ClustersStartAtDifferentTilesAndVisitEachOnce) {
-  EXPECT_EQ(first_panel_tile(0, kPanelTiles), 0);
-  EXPECT_EQ(first_panel_tile(5, kPanelTiles), 5);
-  EXPECT_EQ(first_panel_tile(kPanelTiles + 3, kPanelTiles), 3);
-  EXPECT_EQ(first_panel_tile(7, 1), 0);
-  for (int tiles : {1, 3, kPanelTiles}) {
-    for (int cluster : {0, 2, 131}) {
-      std::set<int> visited;
-      for (int i = 0; i < tiles; ++i) visited.insert((first_panel_tile(cluster, tiles) + i) % tiles);
-      EXPECT_EQ(visited.size(), std::size_t(tiles)) << tiles << " tiles, cluster " << cluster;
-    }
-  }
-}
-
-// The --size=16M run of ncu_metrics.txt and of --bench: 4096 blocks, each reading the 2 MiB panel.
-const BroadcastShape kBenchBroadcast{4096, kPanelTiles * kPanelTileRows};
-
-// Every variant lands 8 GiB in shared memory; the loads ask the L2 for 8, 4, 2 and 1 GiB: 2^28,
-// 2^27, 2^26 and 2^25 sectors of 32 bytes (lts__t_sectors_srcunit_tex_op_read.sum in ncu_metrics.txt).
-TEST(HostBroadcastTraffic, TheBenchProblemAsksTheL2ForEightGiBDividedByTheCluster) {
-  for (const ClusterShape& c : broadcast_shapes()) {
-    EXPECT_EQ(broadcast_landed_bytes(c, kBenchBroadcast), std::uint64_t{8} << 30) << name(c);
-    EXPECT_EQ(broadcast_l2_request_bytes(c, kBenchBroadcast) * a_sharers(c), std::uint64_t{8} << 30) << name(c);
-  }
-  EXPECT_EQ(broadcast_l2_request_bytes({1, 1, false}, kBenchBroadcast) / 32, 268'435'456u);
-  EXPECT_EQ(broadcast_l2_request_bytes({2, 1, true}, kBenchBroadcast) / 32, 134'217'728u);
-  EXPECT_EQ(broadcast_l2_request_bytes({4, 1, true}, kBenchBroadcast) / 32, 67'108'864u);
-  EXPECT_EQ(broadcast_l2_request_bytes({8, 1, true}, kBenchBroadcast) / 32, 33'554'432u);
-  EXPECT_EQ(broadcast_l2_request_bytes({4, 1, false}, kBenchBroadcast) / 32, 268'435'456u);
-  // The overhang: 13 blocks in clusters of 8 are 16 blocks, each reading every tile.
-  EXPECT_EQ(broadcast_landed_bytes({8, 1, true}, {13, 2 * kPanelTileRows + 1}),
-            std::uint64_t{16} * 3 * kPanelTileBytes);
-}
-
-// The floor is the slower of the two ceilings: the L2's bytes (divided by multicast) at the L2's
-// rate, or the landed bytes at what the SMs take in. With 8 TB/s and 16 TB/s (round numbers, not
-// measurements) multicast in pairs halves the floor, and beyond that the SMs' side binds.
-TEST(HostBroadcastTraffic, TheFloorIsTheSlowerCeiling) {
-  const double gib8 = double(std::uint64_t{8} << 30);
-  EXPECT_DOUBLE_EQ(broadcast_floor_ms({1, 1, false}, kBenchBroadcast, 8000, 16000), gib8 / 8e12 * 1e3);
-  EXPECT_DOUBLE_EQ(broadcast_floor_ms({2, 1, true}, kBenchBroadcast, 8000, 16000), gib8 / 16e12 * 1e3);
-  EXPECT_DOUBLE_EQ(broadcast_floor_ms({4, 1, true}, kBenchBroadcast, 8000, 16000), gib8 / 16e12 * 1e3);
-  EXPECT_DOUBLE_EQ(broadcast_floor_ms({4, 1, false}, kBenchBroadcast, 8000, 16000), gib8 / 8e12 * 1e3);
-  EXPECT_GT(broadcast_floor_ms({1, 1, false}, kBenchBroadcast, 8000, 16000) /
-                broadcast_floor_ms({2, 1, true}, kBenchBroadcast, 8000, 16000),
-            1.2)
-      << "the regime the broadcast rows are built for";
-}
-
 // ---- The cluster's protocol, searched for unsafe interleavings ---------------------------------------
 
 TEST(HostMulticastProtocol, TheKernelsProtocolIsSafe) {
@@ -690,7 +508,7 @@ struct CompiledKernel {
   const char* mangled;   // part of the kernel's mangled name
   ClusterShape cluster;  // its plan's shape
   int stages;
-  int loads = 2;         // tensor loads in its code: a slice of A and one of B, or one slice of the panel
+  int loads = 2;         // tensor loads in its code: a slice of A and one of B
 };
 // Every kernel a variant of the lesson or a row of the lab launches.
 const CompiledKernel kKernels[] = {
@@ -740,7 +558,7 @@ TEST_F(HostCodegen, MulticastKernelsSendEachSliceToItsRowOrColumn) {
     if (!k.cluster.multicast) continue;
     const std::string body = ptx_of(k);
     EXPECT_EQ(count(body, kMulticastLoad), k.loads)
-        << k.mangled << ": one A slice and one B slice per k-tile, or one slice of a panel tile";
+        << k.mangled << ": one A slice and one B slice per k-tile";
     EXPECT_FALSE(has(body, "shared::cta.global.tile")) << k.mangled;
   }
 }
