@@ -268,7 +268,7 @@ TEST(HostTraffic, TheProfiledProblemAsksFor512To192MiB) {
   EXPECT_EQ(l2_request_bytes({4, 2, true}, kProfiledShape), std::uint64_t{192} << 20);
 }
 
-// What Nsight Compute counted on the H100 (README.md, lts__t_sectors_srcunit_tex_op_read.sum, 32-byte
+// What Nsight Compute counted on the H100 (REFERENCE.md, lts__t_sectors_srcunit_tex_op_read.sum, 32-byte
 // sectors) for the three multicast plans is exactly what the model predicts.
 TEST(HostTraffic, MatchesTheSectorsTheH100Counted) {
   EXPECT_EQ(l2_request_bytes(Multicast2x1::kShape, kProfiledShape) / 32, 12'582'912u);
@@ -594,7 +594,7 @@ TEST_F(HostCodegen, EveryKernelIsAClusterThatReleasesAndWaitsAtClusterScope) {
   }
 }
 
-// The ring's barriers are static shared arrays: kStages (or the lab's kRing) mbarriers of 8 bytes
+// The ring's barriers are static shared arrays: kStages mbarriers of 8 bytes
 // each, all initialised by the unrolled loop, full_bar with one arrival and empty_bar with the
 // plan's count: mbarrier.init takes the count in a register, set once by a mov of the constant.
 TEST_F(HostCodegen, EachKernelInitialisesTheBarriersOfItsRingWithThePlansCounts) {
