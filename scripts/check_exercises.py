@@ -92,11 +92,22 @@ def summary(junit):
         parts = [f"{verdict}: {', '.join(names)}" for verdict, names in verdicts.items() if names]
         lines.append(f"  {chapter:{width}}  {'; '.join(parts)}")
     if reasons:
-        lines.append("Not graded here (the machine lacks what the GPU checks need), by reason:")
-        for reason, names in list(reasons.items())[:MAX_REASONS]:
-            lines.append(f"  {len(names)} x {reason}")
-        if len(reasons) > MAX_REASONS:
-            lines.append(f"  ... and {len(reasons) - MAX_REASONS} more reasons")
+        # A reason reads "needs a GPU of compute capability X or newer for ...; <what this machine
+        # has>": grouped by what the machine has, with the capabilities the exercises need.
+        machines = OrderedDict()  # what the machine has -> ([exercise], [capability])
+        for reason, names in reasons.items():
+            need, _, machine = reason.rpartition("; ")
+            capability = re.search(r"compute capability (\d+\.\d+a?)", need)
+            exercises_of, capabilities = machines.setdefault(machine or reason, ([], []))
+            exercises_of.extend(name for name in names if name not in exercises_of)
+            if capability and capability[1] not in capabilities:
+                capabilities.append(capability[1])
+        lines.append("Not graded here (the machine lacks what the GPU checks need):")
+        for machine, (names, capabilities) in list(machines.items())[:MAX_REASONS]:
+            needs = f"; they need compute capability {', '.join(sorted(capabilities))}" if capabilities else ""
+            lines.append(f"  {len(names)} exercise{'s' if len(names) != 1 else ''}: {machine}{needs}")
+        if len(machines) > MAX_REASONS:
+            lines.append(f"  ... and {len(machines) - MAX_REASONS} more reasons (scripts/exercise.py NAME says each)")
     lines.append("What is wrong with one exercise, after rebuilding it: scripts/exercise.py NAME")
     return lines
 
