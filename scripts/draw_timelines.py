@@ -194,7 +194,9 @@ def draw(meta, events):
     legend_y = axis_y + 44
     height = legend_y + 64
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+    # A viewBox and a relative width: the picture scales to its column (the site lets a phone
+    # scroll it sideways in its box rather than shrink it); an opaque background for dark pages.
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" '
            f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
            f"<title>{esc(title)}</title>",
            f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>',

@@ -62,6 +62,11 @@ def main():
         svg = svg_path.read_text()
         expect(svg == again.read_text(), "the same CSV gave two different SVGs")
         expect(svg.startswith("<svg ") and svg.endswith("</svg>\n"), "not one SVG element")
+        head = svg.splitlines()[0]
+        expect('width="100%"' in head and " height=" not in head and 'viewBox="0 0 1100 ' in head,
+               f"the picture scales to its column (a viewBox, width 100%, no fixed height): {head}")
+        expect(svg.splitlines()[2].startswith('<rect x="0" y="0" width="1100" ') and 'fill="#ffffff"' in svg.splitlines()[2],
+               "an opaque background first, so that the labels show on a dark page")
         counts = {name: svg.count(f'class="{name}"') for name in ("lane", "hold", "consume", "issue", "flight", "wait")}
         expected = {"lane": 4, "hold": 6, "consume": 6, "issue": 6, "flight": 6, "wait": 5}
         expect(counts == expected, f"elements {counts}, expected {expected}")

@@ -60,6 +60,7 @@ import argparse
 import csv
 import os
 import html
+import textwrap
 import re
 import sys
 from pathlib import Path
@@ -404,36 +405,92 @@ def ncu_block(runs, logs):
     return lines
 
 
-def bar_chart(title, bars, note):
-    """An SVG of horizontal bars, one per (label, ratio, kind), with a line at 1.0 (cudaMemcpy)."""
-    label_w, bar_w, row_h, top = 330, 380, 22, 46
-    scale = bar_w / max(1.1, max((ratio for _, ratio, _ in bars), default=1.0))
-    height = top + row_h * len(bars) + 40
-    colours = {"lesson": "#76b900", "lab": "#4f8fc0", "library": "#b07cc6"}
-    esc = lambda t: html.escape(t, quote=False)
-    width = label_w + bar_w + 70
-    # A viewBox and a relative width: the chart scales to its column; an opaque background keeps the
-    # dark labels readable in a dark theme.
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
-           f'style="max-width:{width}px" font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-           f'<text x="8" y="20" font-size="14" font-weight="bold">{esc(title)}</text>',
-           f'<text x="8" y="36" fill="#555">{esc(note)}</text>']
+CHART_WIDTH = 720     # user units: 12-unit text stays 6 px or more on a 390 px phone
+CHART_COLOURS = {"lesson": "#76b900", "lab": "#4f8fc0", "library": "#b07cc6"}
+# No copy through DRAM runs 1.5 times as fast as cudaMemcpy, which is itself DRAM-bound: a larger
+# ratio counts bytes where they land (read once and served again from L1/L2, or multicast to
+# several blocks), a different measurement, which the course chart draws apart.
+DRAM_BOUND = 1.5
+
+
+def chart_text(x, y, text, extra=""):
+    return f'<text x="{x:.1f}" y="{y}"{extra}>{html.escape(text, quote=False)}</text>'
+
+
+def chart_lines(text, width=95):
+    """A note wrapped to lines that fit the chart's width."""
+    return textwrap.wrap(text, width) or [""]
+
+
+def bar_rows(bars, top, axis_max):
+    """SVG elements of one panel of bars (label above each bar, value after it) with a dashed line at
+    1.0 (cudaMemcpy); returns them and the panel's bottom."""
+    left, row_h = 8, 34
+    scale = (CHART_WIDTH - left - 80) / axis_max
+    x1 = left + scale
+    bottom = top + row_h * len(bars)
+    out = [f'<line x1="{x1:.1f}" y1="{top + 14}" x2="{x1:.1f}" y2="{bottom}" stroke="#333" stroke-dasharray="4 3"/>']
     for i, (label, ratio, kind) in enumerate(bars):
         y = top + i * row_h
-        out.append(f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end">{esc(label)}</text>')
-        out.append(f'<rect x="{label_w}" y="{y + 4}" width="{ratio * scale:.1f}" height="{row_h - 8}" '
-                   f'fill="{colours.get(kind, "#888")}"/>')
-        out.append(f'<text x="{label_w + ratio * scale + 4:.1f}" y="{y + 15}">{ratio:.3f}</text>')
-    x1 = label_w + scale
-    out.append(f'<line x1="{x1:.1f}" y1="{top - 4}" x2="{x1:.1f}" y2="{top + row_h * len(bars)}" stroke="#333" '
-               f'stroke-dasharray="4 3"/>')
-    out.append(f'<text x="{x1:.1f}" y="{top + row_h * len(bars) + 16}" text-anchor="middle" fill="#333">'
-               f'1.0 = cudaMemcpy D2D</text>')
-    legend = " ".join(f'<tspan fill="{colours[k]}">&#9632; {k}</tspan>' for k in sorted({k for _, _, k in bars}))
-    out.append(f'<text x="8" y="{height - 6}">{legend}</text>')
+        out.append(chart_text(left, y + 13, label))
+        out.append(f'<rect x="{left}" y="{y + 18}" width="{ratio * scale:.1f}" height="12" '
+                   f'fill="{CHART_COLOURS.get(kind, "#888")}"/>')
+        out.append(chart_text(left + ratio * scale + 4, y + 29, f"{ratio:.3f}"))
+    anchor = ' text-anchor="middle"' if x1 > 80 else ""
+    out.append(chart_text(x1 if x1 > 80 else left, bottom + 14, "1.0 = cudaMemcpy D2D", f'{anchor} fill="#333"'))
+    return out, bottom + 24
+
+
+def chart_svg(title, notes, body, bottom, kinds):
+    """The whole chart: a viewBox and width 100% (it scales to its column), an opaque background
+    (dark labels stay readable in a dark theme), title, notes, panels and a legend of the kinds."""
+    lines = [line for note in notes for line in chart_lines(note)]
+    shift = 36 + 16 * len(lines)
+    height = bottom + shift + 22
+    legend = " ".join(f'<tspan fill="{CHART_COLOURS[k]}">&#9632; {k}</tspan>' for k in sorted(kinds))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {CHART_WIDTH} {height}" width="100%" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{CHART_WIDTH}" height="{height}" fill="#ffffff"/>',
+           chart_text(8, 20, title, ' font-size="14" font-weight="bold"')]
+    out += [chart_text(8, 38 + 16 * i, line, ' fill="#555"') for i, line in enumerate(lines)]
+    out.append(f'<g transform="translate(0 {shift})">')
+    out += body
+    out.append("</g>")
+    out.append(f'<text x="8" y="{height - 8}">{legend}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def bar_chart(title, bars, note):
+    """An SVG of horizontal bars, one per (label, ratio, kind), with a line at 1.0 (cudaMemcpy)."""
+    axis_max = 1.08 * max(1.1, max((ratio for _, ratio, _ in bars), default=1.0))
+    body, bottom = bar_rows(bars, 0, axis_max)
+    return chart_svg(title, [note], body, bottom, {kind for _, _, kind in bars})
+
+
+def course_chart(bars, note):
+    """The course's chart: each chapter's best variant, in two panels on their own scales: copies
+    through DRAM (about 1.0 at best), and the rows above DRAM_BOUND, which count bytes where they land."""
+    copies = [bar for bar in bars if bar[1] <= DRAM_BOUND]
+    landed = [bar for bar in bars if bar[1] > DRAM_BOUND]
+    body, y = [], 0
+    for heading, detail, rows in (
+            ("Copies through DRAM, x cudaMemcpy", "bytes read + written per second", copies),
+            ("Bytes counted where they land, x cudaMemcpy",
+             "not copies through DRAM: data read once and served again from L1/L2, or multicast to several "
+             "blocks", landed)):
+        if not rows:
+            continue
+        body.append(chart_text(8, y + 14, heading, ' font-weight="bold"'))
+        y += 18
+        for line in chart_lines(detail):
+            body.append(chart_text(8, y + 14, line, ' fill="#555"'))
+            y += 16
+        axis_max = 1.08 * max(1.1, max(ratio for _, ratio, _ in rows))
+        rows_out, y = bar_rows(rows, y + 4, axis_max)
+        body += rows_out
+        y += 8
+    return chart_svg("The course: best variant per chapter", [note], body, y, {kind for _, _, kind in bars})
 
 
 def write_atomically(path, text):
@@ -654,7 +711,7 @@ def plan(args):
         overview += [(f"{folder} ({b[0]})", b[1], "library") for b in bars if b[2] == "library"]
     if overview and len(bars_of) > 1:
         note = "each chapter's best variant, x cudaMemcpy device-to-device in the same run"
-        charts[args.root / "docs" / "results_course.svg"] = bar_chart("The course: best variant per chapter", overview, note)
+        charts[args.root / "docs" / "results_course.svg"] = course_chart(overview, note)
     for path, text in charts.items():
         try:
             if not path.is_file() or read_text(path) != text:

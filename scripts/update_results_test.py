@@ -8,6 +8,7 @@ page has a results table per program and inline values in its prose, and a resul
 one report per program; it runs the script on them and looks at the page and the exit status.
 """
 import hashlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -369,6 +370,54 @@ class NcuUnits(unittest.TestCase):
     def test_units_of_different_kinds_are_refused(self):
         with self.assertRaises(ValueError):
             self.module.in_unit(1.0, "Mbyte", "us", "mixed")
+
+
+class Charts(unittest.TestCase):
+    """The charts scale to their column, show on a dark page, keep their text inside, and the course
+    chart draws measurements of different kinds apart."""
+
+    def setUp(self):
+        sys.path.insert(0, str(SCRIPT.parent))
+        import update_results
+        self.module = update_results
+
+    def check_svg(self, svg):
+        head = svg.splitlines()[0]
+        self.assertRegex(head, r'viewBox="0 0 720 \d+" width="100%"')
+        self.assertNotRegex(head, r' height=')
+        self.assertRegex(svg.splitlines()[1], r'^<rect width="720" height="\d+" fill="#ffffff"/>$')  # opaque, first
+        for x in re.findall(r'<text x="(-?[\d.]+)"', svg):
+            self.assertGreaterEqual(float(x), 0)
+        for size in re.findall(r'font-size="([\d.]+)"', svg):
+            self.assertGreaterEqual(float(size), 12)
+
+    def test_a_chapter_chart_puts_each_label_above_its_bar(self):
+        long = "tensor_map_options: interleave_16B_as_planar_with_a_long_name"
+        svg = self.module.bar_chart("01_demo: bandwidth of every variant",
+                                    [("fast", 0.99, "lesson"), (long, 0.5, "lab")], "x cudaMemcpy, same run")
+        self.check_svg(svg)
+        self.assertIn(f'<text x="8.0" y="47">{long}</text>', svg)
+        self.assertIn(">1.0 = cudaMemcpy D2D<", svg)
+
+    def test_the_course_chart_draws_copies_and_bytes_counted_where_they_land_apart(self):
+        bars = [("01_demo (fast)", 0.99, "lesson"), ("02_demo (wide)", 1.06, "lab"),
+                ("11_demo (gather)", 10.4, "lab"), ("12_demo (multicast)", 15.6, "lesson")]
+        svg = self.module.course_chart(bars, "each chapter's best variant")
+        self.check_svg(svg)
+        copies = svg.index("Copies through DRAM, x cudaMemcpy")
+        landed = svg.index("Bytes counted where they land, x cudaMemcpy")
+        self.assertLess(copies, svg.index(">01_demo (fast)<"))
+        self.assertLess(svg.index(">02_demo (wide)<"), landed)
+        self.assertLess(landed, svg.index(">11_demo (gather)<"))
+        # Each panel on its own scale: 1.06 and 15.6 are each the widest bar of their panel.
+        widths = dict(re.findall(r'<text x="8.0" y="\d+">([^<]*)</text>\n<rect x="8" y="\d+" width="([\d.]+)"', svg))
+        self.assertAlmostEqual(float(widths["02_demo (wide)"]), float(widths["12_demo (multicast)"]), delta=60)
+        self.assertLess(float(widths["11_demo (gather)"]), float(widths["12_demo (multicast)"]))
+
+    def test_without_rows_above_dram_the_course_chart_has_one_panel(self):
+        svg = self.module.course_chart([("01_demo (fast)", 0.99, "lesson")], "note")
+        self.check_svg(svg)
+        self.assertNotIn("Bytes counted where they land", svg)
 
 
 if __name__ == "__main__":
