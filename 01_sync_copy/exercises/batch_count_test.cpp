@@ -20,15 +20,15 @@ std::string describe(const CopyShape& s) {
 
 void expect_count(const CopyShape& shape, const BatchCount& want) {
   const BatchCount got = count_batch(shape);
-  EXPECT_EQ(got.thread_loads, want.thread_loads)
+  if (got.thread_loads != want.thread_loads) ADD_FAILURE()
       << describe(shape) << ": thread_loads is " << got.thread_loads
       << "; every load moves load_bytes of the batch, and every byte is loaded once";
-  EXPECT_EQ(got.trips, want.trips) << describe(shape) << ": trips is " << got.trips
+  if (got.trips != want.trips) ADD_FAILURE() << describe(shape) << ": trips is " << got.trips
                                    << "; the loop hands out one load per thread per trip until none is left";
-  EXPECT_EQ(got.busy_threads, want.busy_threads)
+  if (got.busy_threads != want.busy_threads) ADD_FAILURE()
       << describe(shape) << ": busy_threads is " << got.busy_threads
       << "; a thread whose first index is already past the last load never loads";
-  EXPECT_EQ(got.warp_loads, want.warp_loads)
+  if (got.warp_loads != want.warp_loads) ADD_FAILURE()
       << describe(shape) << ": warp_loads is " << got.warp_loads
       << "; a warp issues a trip's load when at least one of its 32 lanes takes part in that trip";
 }
@@ -36,14 +36,14 @@ void expect_count(const CopyShape& shape, const BatchCount& want) {
 TEST(HostExerciseBatchCount, TheLessonsWidthsAgreeWithTheModel) {
   for (const char* variant : {"sync_copy", "sync_copy_uint4", "width_4_loads_first"}) {
     const CopyPlan* plan = find_plan(copy_plans(), variant);
-    ASSERT_NE(plan, nullptr) << variant;
+    if (plan == nullptr) FAIL() << variant << ": the chapter's model has no such row";
     const CopyShape shape{4096, 256, plan->load_bytes};
     const BatchCost model = batch_cost(*plan, shape.batch_bytes, shape.block_threads);
     const BatchCount got = count_batch(shape);
-    EXPECT_EQ(got.thread_loads, model.global_loads)
+    if (got.thread_loads != model.global_loads) ADD_FAILURE()
         << variant << " (" << describe(shape) << "): thread_loads is " << got.thread_loads
         << ", and the model counts a different number of global loads per batch";
-    EXPECT_EQ(got.thread_loads, model.shared_stores)
+    if (got.thread_loads != model.shared_stores) ADD_FAILURE()
         << variant << ": each load of the copy is stored to shared memory once";
   }
 }

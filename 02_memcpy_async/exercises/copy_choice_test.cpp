@@ -104,7 +104,7 @@ TEST(HostExerciseCopyChoice, TheProofComesFromTheTypeAndTheSize) {
   };
   for (const Case& c : cases) {
     const CopyCall call = call_of(c.library, 80, c.type_align, c.promised, CompletesOn::other, 0, 4096);
-    EXPECT_TRUE(exercise::proven_alignment(call) == library_proof(call))
+    if (exercise::proven_alignment(call) != library_proof(call)) ADD_FAILURE()
         << describe(call) << ": proven_alignment() says " << exercise::proven_alignment(call)
         << " bytes, which is not what this library assumes from the call";
   }
@@ -119,7 +119,7 @@ TEST(HostExerciseCopyChoice, BrokenPromisesAreFound) {
             const CopyCall call = call_of(library, 90, type_align, promised, CompletesOn::other, src_offset, bytes);
             const std::size_t proof = library_proof(call);
             const bool broken = call.dst % proof != 0 || call.src % proof != 0 || call.bytes % proof != 0;
-            ASSERT_TRUE(exercise::promise_broken(call) == broken)
+            if (exercise::promise_broken(call) != broken) FAIL()
                 << describe(call) << ": promise_broken() says "
                 << (broken ? "the call keeps its promise" : "the call breaks its promise") << ", it does not";
           }
@@ -155,7 +155,7 @@ TEST(HostExerciseCopyChoice, TheChaptersCallsBecomeTheModelsInstructions) {
       CopyCall call = row.call;
       call.sm = sm;
       const Choice mine = exercise::choose(call);
-      EXPECT_TRUE(same(mine, expected_choice(call)))
+      if (!same(mine, expected_choice(call))) ADD_FAILURE()
           << row.variant << ": " << describe(call) << ": choose() says " << describe(mine)
           << ", which is not what the library emits";
     }
@@ -175,7 +175,7 @@ TEST(HostExerciseCopyChoice, EveryCallAgreesWithTheLibraries) {
                   CopyCall call = call_of(library, sm, type_align, promised, on, src_offset, bytes);
                   call.dst += dst_offset;
                   const Choice mine = exercise::choose(call);
-                  ASSERT_TRUE(same(mine, expected_choice(call)))
+                  if (!same(mine, expected_choice(call))) FAIL()
                       << describe(call) << ": choose() says " << describe(mine)
                       << ", which is not what the library emits";
                   ++checked;
@@ -189,7 +189,7 @@ TEST(HostExerciseCopyChoice, EveryCallAgreesWithTheLibraries) {
   }
   // A call too short for the width the addresses allow.
   const CopyCall shorter = call_of(Library::cooperative_groups, 80, 1, 0, CompletesOn::other, 0, 8);
-  EXPECT_TRUE(same(exercise::choose(shorter), expected_choice(shorter)))
+  if (!same(exercise::choose(shorter), expected_choice(shorter))) ADD_FAILURE()
       << describe(shorter) << ": choose() says " << describe(exercise::choose(shorter))
       << ", which is not what the library emits";
   EXPECT_EQ(checked, 2L * 3 * 5 * 7 * 2 * 2 * 16 * 2);

@@ -17,18 +17,18 @@ void replay(int num_stages, int num_batches) {
   for (BarrierModel& bar : full_bar) bar.init(1);
   RingCursor cursor(num_stages);
   for (int k = 0; k < num_batches; ++k) {
-    ASSERT_TRUE(cursor.stage >= 0 && cursor.stage < num_stages)
+    if (!(cursor.stage >= 0 && cursor.stage < num_stages)) FAIL()
         << "ring of " << num_stages << " buffers: after " << k << " calls of advance() the stage is " << cursor.stage
         << ", which is not a buffer of the ring";
-    ASSERT_EQ(cursor.stage, k % num_stages)
+    if (cursor.stage != k % num_stages) FAIL()
         << "ring of " << num_stages << " buffers: batch " << k
         << " would be waited for in a buffer other than the one it was loaded into (buffers are used in turn)";
     BarrierModel& bar = full_bar[cursor.stage];
-    ASSERT_FALSE(bar.parity_done(cursor.phase))
+    if (bar.parity_done(cursor.phase)) FAIL()
         << "ring of " << num_stages << " buffers, batch " << k << ": the wait on parity " << cursor.phase
         << " would return before the batch has landed (it names a phase that completed earlier)";
     bar.arrive(1);  // the batch lands: this use's phase completes
-    ASSERT_TRUE(bar.parity_done(cursor.phase))
+    if (!bar.parity_done(cursor.phase)) FAIL()
         << "ring of " << num_stages << " buffers, batch " << k << ": the wait on parity " << cursor.phase
         << " would never return (it names a phase that has not begun)";
     cursor.advance();
@@ -47,7 +47,7 @@ TEST(HostExerciseRingCursor, CursorAtAgreesWithWalking) {
     RingCursor walked(stages);
     for (long long k = 0; k < 40; ++k, walked.advance()) {
       const RingCursor direct = cursor_at(stages, k);
-      ASSERT_TRUE(direct.stage == walked.stage && direct.phase == walked.phase)
+      if (!(direct.stage == walked.stage && direct.phase == walked.phase)) FAIL()
           << "ring of " << stages << " buffers: cursor_at(" << stages << ", " << k
           << ") is not where " << k << " calls of advance() lead";
     }
@@ -59,11 +59,14 @@ TEST(HostExerciseRingCursor, CursorAtReachesFarBatches) {
   for (int stages = 1; stages <= 5; ++stages) {
     const long long k = 1'000'003;
     const RingCursor direct = cursor_at(stages, k);
-    ASSERT_EQ(direct.stage, static_cast<int>(k % stages)) << "ring of " << stages << " buffers, batch " << k;
+    if (direct.stage != static_cast<int>(k % stages)) {
+      FAIL() << "ring of " << stages << " buffers: cursor_at() puts batch " << k << " in buffer " << direct.stage
+             << ", not the one it was loaded into (buffers are used in turn)";
+    }
     std::vector<BarrierModel> model(1);
     model[0].init(1);
     model[0].arrive(static_cast<int>(k / stages));  // the phases this buffer completed before batch k
-    EXPECT_FALSE(model[0].parity_done(direct.phase)) << "ring of " << stages << " buffers, batch " << k
+    if (model[0].parity_done(direct.phase)) ADD_FAILURE() << "ring of " << stages << " buffers, batch " << k
                                                      << ": the parity names a phase that completed earlier";
   }
 }

@@ -36,12 +36,12 @@ void expect_in_flight(int stages, std::size_t n) {
   for (std::size_t k = 0; k < n; ++k) {
     const long long in_flight = static_cast<long long>(issued - k);
     const int answer = batches_in_flight(k, n, stages);
-    ASSERT_TRUE(answer >= 1) << where(k, n, stages) << ": batches_in_flight() says " << answer
+    if (answer < 1) FAIL() << where(k, n, stages) << ": batches_in_flight() says " << answer
                          << ", but batch " << k << " itself is in flight (issued, not yet computed)";
-    ASSERT_TRUE(answer <= in_flight) << where(k, n, stages) << ": batches_in_flight() says " << answer
+    if (answer > in_flight) FAIL() << where(k, n, stages) << ": batches_in_flight() says " << answer
                                  << ", more than the block has issued and not computed (the prime and the refills "
                                     "never fetch past the block's last batch)";
-    ASSERT_TRUE(answer >= in_flight) << where(k, n, stages) << ": batches_in_flight() says " << answer
+    if (answer < in_flight) FAIL() << where(k, n, stages) << ": batches_in_flight() says " << answer
                                  << ", fewer than the block has issued and not computed";
     if (k + stages < n) ++issued;  // the refill after computing batch k
   }
@@ -61,7 +61,7 @@ template <int kStages>
 void expect_schedule_agrees() {
   for (std::size_t n : batch_counts(kStages)) {
     for (const PipelineStep& step : pipeline_schedule<kStages>(n)) {
-      ASSERT_TRUE(static_cast<std::size_t>(batches_in_flight(step.batch, n, kStages)) == step.in_flight)
+      if (static_cast<std::size_t>(batches_in_flight(step.batch, n, kStages)) != step.in_flight) FAIL()
           << where(step.batch, n, kStages) << ": batches_in_flight() disagrees with the chapter's schedule";
     }
   }
@@ -102,7 +102,7 @@ void expect_exact_waits(bool empty_commits) {
     for (std::size_t n : batch_counts(stages)) {
       const Commits commits = empty_commits ? kCommitAlways : kRealBatchesOnly;
       const std::string problem = wait_problem(n, stages, commits, student, /*exact=*/true);
-      ASSERT_TRUE(problem.empty()) << (empty_commits ? "with" : "without") << " empty commits, " << explain(problem);
+      if (!problem.empty()) FAIL() << (empty_commits ? "with" : "without") << " empty commits, " << explain(problem);
     }
   }
 }
@@ -122,19 +122,19 @@ TEST(HostExerciseWaitCount, FarBatchesOfAHugeBlock) {
       const std::size_t from_end = n - k;
       const std::size_t twin = from_end <= small ? small - from_end : 0;
       const int in_flight = batches_in_flight(k, n, stages);
-      ASSERT_TRUE(in_flight >= 1 && in_flight <= stages)
+      if (!(in_flight >= 1 && in_flight <= stages)) FAIL()
           << where(k, n, stages) << ": batches_in_flight() says " << in_flight
           << ", which no ring of " << stages << (stages == 1 ? " stage" : " stages") << " can hold";
-      ASSERT_TRUE(in_flight == batches_in_flight(twin, small, stages))
+      if (in_flight != batches_in_flight(twin, small, stages)) FAIL()
           << where(k, n, stages) << ": batches_in_flight() differs from a block of " << small
           << " batches at the same distance from its end";
       for (bool empty_commits : {false, true}) {
         const int count = wait_prior_count(k, n, stages, empty_commits);
-        ASSERT_TRUE(count >= 0 && count < stages)
+        if (!(count >= 0 && count < stages)) FAIL()
             << where(k, n, stages) << (empty_commits ? ", with" : ", without") << " empty commits: wait_prior("
             << count << ") is not a count of younger groups that a ring of " << stages
             << (stages == 1 ? " stage" : " stages") << " can hold";
-        ASSERT_TRUE(count == wait_prior_count(twin, small, stages, empty_commits))
+        if (count != wait_prior_count(twin, small, stages, empty_commits)) FAIL()
             << where(k, n, stages) << (empty_commits ? ", with" : ", without")
             << " empty commits: the count differs from a block of " << small
             << " batches at the same distance from its end";

@@ -22,13 +22,19 @@ int model_blocks(const SharedCapacities& caps, int percent, std::size_t footprin
 
 constexpr std::size_t kReserved = kKiB;  // reservedSharedMemPerBlock on 8.0 and 9.0
 
+// Fails with what the student's footprint_bytes() says for the block and why it is otherwise.
+void expect_footprint(const BlockShared& block, std::size_t reserved, std::size_t want, const char* why) {
+  const std::size_t got = footprint_bytes(block, reserved);
+  if (got != want) ADD_FAILURE() << why << ": footprint_bytes() says " << got << " bytes";
+}
+
 TEST(HostExerciseCarveoutPlan, FootprintCountsEverythingAResidentBlockTakes) {
-  EXPECT_EQ(footprint_bytes({0, 30 * kKiB}, kReserved), 31 * kKiB)
-      << "the lab's residency probe: 30 KiB of dynamic shared memory; the SM gives it more than that";
-  EXPECT_EQ(footprint_bytes({2 * kKiB, 0}, kReserved), 3 * kKiB) << "a kernel with 2 KiB of __shared__ arrays only";
-  EXPECT_EQ(footprint_bytes({4 * kKiB, 64 * kKiB}, kReserved), 69 * kKiB)
-      << "4 KiB of __shared__ arrays and 64 KiB of dynamic shared memory";
-  EXPECT_EQ(footprint_bytes({512, 4 * kKiB}, 0), 4608u) << "a device that reserves nothing";
+  expect_footprint({0, 30 * kKiB}, kReserved, 31 * kKiB,
+                   "the lab's residency probe: 30 KiB of dynamic shared memory; the SM gives it more than that");
+  expect_footprint({2 * kKiB, 0}, kReserved, 3 * kKiB, "a kernel with 2 KiB of __shared__ arrays only");
+  expect_footprint({4 * kKiB, 64 * kKiB}, kReserved, 69 * kKiB,
+                   "4 KiB of __shared__ arrays and 64 KiB of dynamic shared memory");
+  expect_footprint({512, 4 * kKiB}, 0, 4608u, "a device that reserves nothing");
 }
 
 TEST(HostExerciseCarveoutPlan, WhatTheH100sSmsHeldInTheLab) {
@@ -37,13 +43,21 @@ TEST(HostExerciseCarveoutPlan, WhatTheH100sSmsHeldInTheLab) {
   const std::size_t probe = 31 * kKiB;
   const std::pair<int, int> measured[] = {{0, 1}, {10, 1}, {15, 2}, {50, 4}, {58, 5}, {75, 6}, {100, 7}};
   for (const auto& [percent, blocks] : measured) {
-    EXPECT_EQ(blocks_per_sm(h100, percent, probe), blocks) << "9.0 at " << percent << "%, blocks of 31 KiB";
+    const int got = blocks_per_sm(h100, percent, probe);
+    if (got != blocks) {
+      ADD_FAILURE() << "9.0 at " << percent << "%, blocks of 31 KiB: blocks_per_sm() says " << got
+                    << ", not the residency the lab measured on the H100";
+    }
   }
 }
 
 TEST(HostExerciseCarveoutPlan, TheGuidesExampleRoundsUp) {
   // 12.0 at 50 % asks for 50 KiB and gets 64 KiB: two 32 KiB blocks fit, not one.
-  EXPECT_EQ(blocks_per_sm(*shared_capacities(12, 0), 50, 32 * kKiB), 2) << "12.0 at 50%, blocks of 32 KiB";
+  const int got = blocks_per_sm(*shared_capacities(12, 0), 50, 32 * kKiB);
+  if (got != 2) {
+    ADD_FAILURE() << "12.0 at 50%, blocks of 32 KiB: blocks_per_sm() says " << got
+                  << "; the percentage asks for a size that the SM rounds to one of its capacities";
+  }
 }
 
 TEST(HostExerciseCarveoutPlan, EveryPercentageOfEveryArchitecture) {
@@ -66,12 +80,18 @@ TEST(HostExerciseCarveoutPlan, EveryPercentageOfEveryArchitecture) {
 
 TEST(HostExerciseCarveoutPlan, TheSmallestPercentageForAnOccupancy) {
   const SharedCapacities h100 = *shared_capacities(9, 0);
-  EXPECT_EQ(smallest_percent(h100, 31 * kKiB, 1), std::optional<int>(0))
-      << "one 31 KiB block: even MaxL1 holds it, the driver raises the carveout";
-  EXPECT_EQ(smallest_percent(h100, 31 * kKiB, 2), std::optional<int>(15)) << "two 31 KiB blocks on 9.0";
-  EXPECT_EQ(smallest_percent(h100, 31 * kKiB, 4), std::optional<int>(44))
-      << "four 31 KiB blocks on 9.0: which capacity holds them, and which percentages select it?";
-  EXPECT_EQ(smallest_percent(h100, 31 * kKiB, 8), std::nullopt) << "eight 31 KiB blocks need 248 KiB";
+  const auto says = [&](int wanted) {  // what the student's function answers, as words
+    const std::optional<int> got = smallest_percent(h100, 31 * kKiB, wanted);
+    return ": smallest_percent() says " + (got ? std::to_string(*got) + "%" : std::string("none"));
+  };
+  if (smallest_percent(h100, 31 * kKiB, 1) != std::optional<int>(0)) ADD_FAILURE()
+      << "one 31 KiB block" << says(1) << "; even MaxL1 holds it, the driver raises the carveout";
+  if (smallest_percent(h100, 31 * kKiB, 2) != std::optional<int>(15)) ADD_FAILURE()
+      << "two 31 KiB blocks on 9.0" << says(2) << ", which is not the smallest that holds them";
+  if (smallest_percent(h100, 31 * kKiB, 4) != std::optional<int>(44)) ADD_FAILURE()
+      << "four 31 KiB blocks on 9.0" << says(4) << ": which capacity holds them, and which percentages select it?";
+  if (smallest_percent(h100, 31 * kKiB, 8) != std::nullopt) ADD_FAILURE()
+      << "eight 31 KiB blocks need 248 KiB" << says(8) << ", but no percentage holds them";
   int wrong = 0;
   for (const SharedCapacities& caps : capacity_table()) {
     for (std::size_t footprint : {3 * kKiB, 9 * kKiB, 17 * kKiB, 31 * kKiB, 65 * kKiB}) {
@@ -118,7 +138,7 @@ TEST(HostExerciseCarveoutPlan, TheOptInRule) {
   };
   for (const Case& c : cases) {
     const LaunchRule got = launch_rule(c.block, c.optin);
-    EXPECT_EQ(got, c.want) << c.block.static_bytes << " bytes of __shared__ arrays and " << c.block.dynamic_bytes
+    if (got != c.want) ADD_FAILURE() << c.block.static_bytes << " bytes of __shared__ arrays and " << c.block.dynamic_bytes
                            << " of dynamic shared memory, sharedMemPerBlockOptin " << c.optin / kKiB << " KiB: you say the launch works '"
                            << name(got) << "', it works '" << name(c.want) << "'";
   }
