@@ -24,7 +24,7 @@ if(COURSE_EXERCISES)
     message(STATUS "Exercises: built from the starters; their tests fail until the TODOs are done")
   endif()
   # The run's closing summary: one line per chapter (done, to do, not graded here), not one per
-  # exercise and failed test (scripts/check_exercises.py --summary). It replaces the course's
+  # exercise and failed test (scripts/exercise.py --summary). It replaces the course's
   # CTestCustom.cmake, which course_add_summary() writes at the end of the top directory.
   find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_FOUND)
@@ -35,7 +35,7 @@ endif()
 function(course_write_exercise_summary)
   file(WRITE "${CMAKE_BINARY_DIR}/CTestCustom.cmake"
        "set(CTEST_CUSTOM_POST_TEST \"\\\"${Python3_EXECUTABLE}\\\" "
-       "\\\"${PROJECT_SOURCE_DIR}/scripts/check_exercises.py\\\" --summary "
+       "\\\"${PROJECT_SOURCE_DIR}/scripts/exercise.py\\\" --summary "
        "\\\"${CMAKE_BINARY_DIR}/Testing/course_run.xml\\\"\")\n")
 endfunction()
 

@@ -12,6 +12,14 @@ failing exercise the sentences its failed checks say (not the test framework's e
 
 Exit status: 0 the exercise passes, 1 it fails (or does not compile), 77 not graded here (the
 machine lacks what its GPU checks need), 2 NAME is not an exercise.
+
+    scripts/exercise.py --summary JUNIT
+
+prints the summary that ends `cmake --workflow --preset exercises` (CTest runs it after the
+tests; cmake/CourseExercises.cmake sets that up): one line per chapter naming its exercises
+done, to do and not graded here, what the machine lacks for the last, and how to check one
+exercise; at most 40 lines. JUNIT is the run's JUnit file, removed once read (a later run without
+the preset prints no stale summary); nothing is printed when it does not exist.
 """
 import argparse
 import difflib
@@ -20,6 +28,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
+from collections import OrderedDict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +46,83 @@ GTEST_LINE = re.compile(
     r"Expected equality|Expected (?:non-)?fatal failure|Mock function|Google Mock)")
 EXCEPTION = re.compile(r'^C\+\+ exception with description "(.*)" thrown in the test body\.$')
 DEATH_PREFIX = "[  DEATH   ] "
+NAME = re.compile(r"^(?P<chapter>\d\d_[a-z0-9_]+)\.exercises\.(?P<exercise>[a-z0-9_]+)\.")
+
+
+SKIP_REASON = re.compile(r": Skipped\n(.+)")
+MAX_REASONS = 6
+
+
+def outcomes(junit):
+    """{(chapter, exercise): {"passed": n, "failed": n, "skipped": n, "reasons": [...]}} from a
+    CTest JUnit file (reasons: what the skipped tests said the machine lacks)."""
+    table = OrderedDict()
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        match = NAME.match(case.get("name", ""))
+        if not match:
+            continue
+        key = (match["chapter"], match["exercise"])
+        counts = table.setdefault(key, {"passed": 0, "failed": 0, "skipped": 0, "reasons": []})
+        status = case.get("status", "")
+        text = "".join(node.text or "" for node in case.iter("system-out"))
+        if status == "fail" or case.find("failure") is not None:
+            counts["failed"] += 1
+        elif status == "notrun" or case.find("skipped") is not None or "[  SKIPPED ]" in text:
+            counts["skipped"] += 1
+            for reason in SKIP_REASON.findall(text):
+                if reason.strip() not in counts["reasons"]:
+                    counts["reasons"].append(reason.strip())
+        else:
+            counts["passed"] += 1
+    return table
+
+
+def summary(junit):
+    """The exercises preset's closing summary (see the module's doc); returns its lines."""
+    table = outcomes(junit)
+    if not table:
+        return ["==== Exercises: no exercise's test ran ===="]
+    chapters = OrderedDict()
+    reasons = OrderedDict()  # reason -> exercises not graded here for it
+    done = todo = not_here = 0
+    for (chapter, exercise), counts in table.items():
+        verdicts = chapters.setdefault(chapter, OrderedDict(
+            (("done", []), ("to do", []), ("not graded here", []))))
+        if counts["failed"]:
+            verdicts["to do"].append(exercise)
+            todo += 1
+        elif counts["skipped"]:
+            verdicts["not graded here"].append(exercise)
+            not_here += 1
+            for reason in counts["reasons"] or ["no reason printed"]:
+                reasons.setdefault(reason, []).append(exercise)
+        else:
+            verdicts["done"].append(exercise)
+            done += 1
+    lines = [f"==== Exercises: {done} of {len(table)} done, {todo} to do, {not_here} not graded here ===="]
+    width = max(len(chapter) for chapter in chapters)
+    for chapter, verdicts in chapters.items():
+        parts = [f"{verdict}: {', '.join(names)}" for verdict, names in verdicts.items() if names]
+        lines.append(f"  {chapter:{width}}  {'; '.join(parts)}")
+    if reasons:
+        # A reason reads "needs a GPU of compute capability X or newer for ...; <what this machine
+        # has>": grouped by what the machine has, with the capabilities the exercises need.
+        machines = OrderedDict()  # what the machine has -> ([exercise], [capability])
+        for reason, names in reasons.items():
+            need, _, machine = reason.rpartition("; ")
+            capability = re.search(r"compute capability (\d+\.\d+a?)", need)
+            exercises_of, capabilities = machines.setdefault(machine or reason, ([], []))
+            exercises_of.extend(name for name in names if name not in exercises_of)
+            if capability and capability[1] not in capabilities:
+                capabilities.append(capability[1])
+        lines.append("Not graded here (the machine lacks what the GPU checks need):")
+        for machine, (names, capabilities) in list(machines.items())[:MAX_REASONS]:
+            needs = f"; they need compute capability {', '.join(sorted(capabilities))}" if capabilities else ""
+            lines.append(f"  {len(names)} exercise{'s' if len(names) != 1 else ''}: {machine}{needs}")
+        if len(machines) > MAX_REASONS:
+            lines.append(f"  ... and {len(machines) - MAX_REASONS} more reasons (scripts/exercise.py NAME says each)")
+    lines.append("What is wrong with one exercise, after rebuilding it: scripts/exercise.py NAME")
+    return lines
 
 
 def exercises():
@@ -127,6 +214,13 @@ def configure(build, chapter):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--summary":
+        junit = Path(sys.argv[2])
+        if junit.is_file():
+            lines = summary(junit)
+            junit.unlink()
+            print("\n" + "\n".join(lines))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("name", help="the exercise, e.g. ring_cursor")
     parser.add_argument("--build", default=None, help="build folder (default: build-exercises/ in the course)")

@@ -6,6 +6,8 @@ In a temporary copy of the tree (the files git tracks or would track), on the CP
 checks' sentences and none of GoogleTest's expressions; with the solution copied over the starter
 it passes without any other command; with the starter put back it fails again (the exercise is
 rebuilt, never graded from a stale program). A name that is no exercise exits 2 naming near ones.
+The exercises preset's summary (exercise.py --summary) on a made-up run of 12 chapters' exercises:
+one line per chapter's verdicts, the skip reasons grouped, the JUnit file removed once read.
 """
 import shutil
 import subprocess
@@ -47,10 +49,49 @@ def check(tree, name, want_code):
     return result.stdout, problems
 
 
+def case(name, status, output=""):
+    return f'<testcase name="{name}" status="{status}"><system-out>{output}</system-out></testcase>'
+
+
+def check_summary(scratch):
+    lacks = "no CUDA device present"
+    cases = [case("01_copy.exercises.sum.HostSum.Small", "run"),
+             case("01_copy.exercises.sum.HostSum.Large", "fail"),
+             case("01_copy.exercises.fill.HostFill.All", "run"),
+             case("01_copy.exercises.kernel.Sm80_Kernel.One", "notrun",
+                  f"x.hpp:3: Skipped&#10;needs a GPU of compute capability 8.0 or newer for mbarrier; {lacks}")]
+    cases += [case(f"{10 + i // 3}_topic.exercises.tma{i}.Sm90_Tma.One", "notrun",
+                   f"x.hpp:3: Skipped&#10;needs a GPU of compute capability 9.0 or newer for TMA; {lacks}")
+              for i in range(33)]  # 11 more chapters of 3 exercises: the course's 12 chapters
+    junit = scratch / "course_run.xml"
+    junit.write_text("<testsuite>" + "".join(cases) + "</testsuite>")
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "exercise.py"), "--summary", str(junit)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print("--- exercise.py --summary on a made-up run")
+    print(result.stdout, end="")
+    lines = result.stdout.strip().splitlines()
+    problems = []
+    want = [
+        "==== Exercises: 1 of 36 done, 1 to do, 34 not graded here ====",
+        "  01_copy   done: fill; to do: sum; not graded here: kernel",
+        "  10_topic  not graded here: tma0, tma1, tma2",
+        f"  34 exercises: {lacks}; they need compute capability 8.0, 9.0",
+    ]
+    for line in want:
+        if line not in lines:
+            problems.append(f"the summary lacks the line '{line}'")
+    if len(lines) > 40:
+        problems.append(f"the summary has {len(lines)} lines, more than 40")
+    if junit.exists():
+        problems.append("the summary left the run's JUnit file behind (a later run would print it again)")
+    return problems
+
+
 def main():
     problems = []
     with tempfile.TemporaryDirectory(prefix="exercise_test_") as scratch:
-        tree = Path(scratch)
+        tree = Path(scratch) / "tree"
+        problems += check_summary(Path(scratch))
         copy_tree(tree)
 
         out, found = check(tree, "ring_cursr", 2)
