@@ -460,8 +460,9 @@ def site_links(text: str, chapter) -> str:
                   lambda m: f"]({example_page(m.group(1))})", text)
     text = re.sub(r"\]\(\.\./common/course/([A-Za-z0-9_]+)\.(cuh|hpp)\)",
                   lambda m: f"]({m.group(1).replace('_', '__')}_8{m.group(2)}_source.html)", text)
-    # The exercises are files to edit in the checkout, not pages: their links keep only the text.
-    text = re.sub(r"\[([^]\n]*)\]\((?:\.\./[0-9][0-9]_[a-z0-9_]+/)?exercises/[^)\n]*\)", r"\1", text)
+    # Any other file of the checkout (the exercises, the library's tests, scripts) is not a page of
+    # the site: its link keeps only the text.
+    text = re.sub(r"(?<!!)\[([^]\n]*)\]\((?![a-z][a-z0-9+.-]*:|#)[^)\s]+(?<!\.html)(?:#[^)\s]*)?\)", r"\1", text)
     return text
 
 

@@ -97,6 +97,7 @@ void** p = nullptr;  // **not bold**, --not-an-option, chapter 02
 ```
 
 Back to [the start](#ch01_start), on to the [docs page](../docs/guide.md#guide_part).
+Run [the tool](../scripts/tool.py) on [`demo.cu`](demo.cu).
 """
 
     def setUp(self):
@@ -148,6 +149,8 @@ Back to [the start](#ch01_start), on to the [docs page](../docs/guide.md#guide_p
                       '@ref ch02_next "chapter 02", `chapter 02`', self.core)
         self.assertIn('Back to @ref ch01_start "the start", on to the @ref guide_part "docs page".', self.core)
         self.assertIn("Back to @ref ch01_demo \"chapter 01\".", (self.out / "ch02_next.md").read_text())
+        # A chapter's file links its listing; any other file of the checkout keeps only its text.
+        self.assertIn("Run the tool on [`demo.cu`](demo_8cu-example.html).", self.core)
         guide = (self.out / "guide.md").read_text()
         self.assertIn('## Part {#guide_part}', guide)
         self.assertIn('See @ref async_model "the model" and @ref ch01_start "01".', guide)
