@@ -178,16 +178,21 @@ def cache_value(build, key):
     return match[1] if match else None
 
 
-def show_tail(output, limit=20):
-    """The lines of a failed command's output that say why: errors first, else the last ones."""
-    lines = [line for line in output.splitlines() if line.strip()]
-    errors = [i for i, line in enumerate(lines) if re.search(r"\berror\b|Error|FAILED:", line)]
+NOISE = re.compile(r"^(g?make(\[\d+\])?: |ninja: |\[\d+/\d+\] |\[ *\d+%\] |FAILED: |\S*(nvcc|c\+\+|g\+\+|clang\+\+) )")
+
+
+def show_tail(output, root, limit=20):
+    """The lines of a failed command's output that say why (the compiler's errors and the source
+    lines it quotes, without the build tool's own lines), else its last lines; paths relative."""
+    lines = [line.replace(str(root) + "/", "") for line in output.splitlines()
+             if line.strip() and not NOISE.match(line)]
+    errors = [i for i, line in enumerate(lines) if re.search(r"\berror\b|Error", line)]
     picked = []
     for i in errors:
         for j in range(i, min(i + 3, len(lines))):
             if j not in picked:
                 picked.append(j)
-    chosen = [lines[j] for j in picked] if picked else lines[-limit:]
+    chosen = [lines[j] for j in sorted(picked)] if picked else lines[-limit:]
     for line in chosen[:limit]:
         print("  " + line[:300])
     if len(chosen) > limit:
@@ -208,7 +213,7 @@ def configure(build, chapter):
     result = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode != 0:
         print(f"exercise.py: configuring {build.name}/ failed ({' '.join(command)}):")
-        show_tail(result.stdout)
+        show_tail(result.stdout, ROOT)
         return False
     return True
 
@@ -249,7 +254,7 @@ def main():
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode != 0:
         print(f"{name}: to do: {starter} does not compile; the compiler says:")
-        show_tail(result.stdout)
+        show_tail(result.stdout, ROOT)
         return 1
 
     program = build / chapter / "exercises" / f"exercise_{name}"

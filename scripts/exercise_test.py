@@ -5,7 +5,8 @@ In a temporary copy of the tree (the files git tracks or would track), on the CP
 03_barrier/exercises/ring_cursor: the untouched starter fails in at most 30 lines that carry the
 checks' sentences and none of GoogleTest's expressions; with the solution copied over the starter
 it passes without any other command; with the starter put back it fails again (the exercise is
-rebuilt, never graded from a stale program). A name that is no exercise exits 2 naming near ones.
+rebuilt, never graded from a stale program); with a typo in it, the compiler's error is shown in
+a few lines. A name that is no exercise exits 2 naming near ones.
 The exercises preset's summary (exercise.py --summary) on a made-up run of 12 chapters' exercises:
 one line per chapter's verdicts, the skip reasons grouped, the JUnit file removed once read.
 """
@@ -109,6 +110,13 @@ def main():
 
         shutil.copy(ROOT / STARTER, tree / STARTER)  # put back: must be rebuilt and fail again
         problems += check(tree, EXERCISE, 1)[1]
+
+        with open(tree / STARTER, "a") as starter:  # a typo: the compiler's error, in a few lines
+            starter.write("\nint broken_line_of_the_student = ;\n")
+        out, found = check(tree, EXERCISE, 1)
+        problems += found
+        if "does not compile" not in out or "error" not in out:
+            problems.append("a starter that does not compile is not reported with the compiler's error")
     for problem in problems:
         print("FAILED: " + problem)
     return 1 if problems else 0
