@@ -1,20 +1,13 @@
-// 10_stas_cluster lab: who releases a buffer, how many buffers, how large a cluster.
+// 10_stas_cluster lab: how many buffers, and DSMEM stores against st.async.
 //
-// The lesson's ring releases each buffer with one remote arrival per block, keeps two buffers (or
-// the guide's one) and runs clusters of 8. This program asks "what if":
-//   stas_ring_warp_release: the lesson's two-buffer ring, line for line, but every warp arrives on
-//     the sender's ready barrier after a warp barrier (ready expects 8 arrivals), with no block
-//     barrier: eight remote arrivals per message instead of one;
-//   stas_ring_s1_c2 .. stas_ring_s4_c8: the lesson's ring with 1, 2, 3 or 4 buffers, launched with
-//     cudaLaunchKernelEx in clusters of 2, 4 or 8 blocks (s2_c8 is the lesson's stas_ring_launch_ex).
-//     Every row runs the lesson's grid (the blocks of the clusters of 8 that fit at once), so all
-//     rows move the same bytes; a smaller cluster makes more, shorter rings;
-//   stas_ring_b32_c8, stas_ring_v2_b32_c8: stas_ring_s2_c8 with each 16-byte vector of the message
-//     sent as four st.async of 4 bytes (.b32) or two of 8 bytes (.v2.b32) instead of one v4.b32.
-//     The filled barrier still expects the message's 8 KiB: it counts bytes, not instructions.
+// The lesson's ring keeps two buffers and runs clusters of 8. This program asks "what if":
+//   dsmem_stores: the neighbour's buffer written with plain stores through a cluster address, and a
+//     cluster barrier for each message, instead of st.async completing on the receiver's barrier;
+//   stas_ring_s1_c2, stas_ring_s2_c2: the lesson's ring with 1 or 2 buffers in clusters of 2.
 // Every row is verified bit for bit before it is timed, as in the lesson.
-// --timeline=FILE runs stas_ring_s2_c8 once more with per-message events recorded (send issued,
-// landed, consumed, released, in blocks 0-3) and writes them as CSV; scripts/draw_timelines.py draws them.
+// --timeline=FILE runs the lesson's stas_ring once more with per-message events recorded (send
+// issued, landed, consumed, released, in blocks 0-3) and writes them as CSV for
+// scripts/draw_timelines.py.
 // Hardware: compute capability 9.0 (clusters, distributed shared memory, st.async), as the lesson.
 // Run: build/10_stas_cluster/stas_cluster_lab [--bench] [--variant=NAME] [--size=BYTES_PER_BLOCK] [--timeline=FILE]
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html#using-stas

@@ -830,7 +830,7 @@ TEST_F(Sm90_StasClusterTimeline, WritesTheCsvTheScriptDraws) {
   std::ifstream file(opts.timeline);
   std::stringstream text;
   text << file.rdbuf();
-  EXPECT_EQ(text.str().rfind("# timeline: stas_cluster_lab, variant stas_ring_s2_c8, size 163840 bytes", 0), 0u)
+  EXPECT_EQ(text.str().rfind("# timeline: stas_cluster_lab, variant stas_ring, size 163840 bytes", 0), 0u)
       << text.str().substr(0, 200);
   EXPECT_TRUE(contains(text.str(), "\n# peer: ring 8\n"));
   EXPECT_TRUE(contains(text.str(), "\nblock,sm,role,stage,iteration,kind,t_ns\n"));
