@@ -88,8 +88,9 @@ CMAKE_KEYWORDS = ("LESSONS", "LAB", "MIN_ARCH", "PTX_ARCHS", "LIBRARIES")
 
 
 def formatted(row, column):
-    """A measured column of a report row, as the results table and the inline values write it."""
-    return FORMATS[column].format(float(row[column]))
+    """A measured column of a report row, as the results table and the inline values write it
+    ("—" for a row that was verified but not timed)."""
+    return "—" if row.get("untimed") else FORMATS[column].format(float(row[column]))
 
 
 def human_size(num_bytes):
@@ -135,6 +136,10 @@ def read_report(path):
     if not rows:
         raise ValueError("no result rows (the chapter skipped or failed; see its bench log)")
     for n, row in enumerate(rows, 1):
+        # A row a program verifies but does not time (a kernel too small to measure) has no numbers.
+        if row["passed"] == "1" and not row["gbps"] and not row["median_ms"] and not row["ratio_to_memcpy"]:
+            row["untimed"] = True
+            continue
         if row["passed"] != "1" or not row["gbps"]:
             raise ValueError(f"variant {row['variant']} failed verification or was not timed")
         if not re.fullmatch(r"[A-Za-z0-9_]+", row["variant"]):
@@ -317,6 +322,8 @@ def fill_values(text, page, programs, rows_of, labels_of=None, home_of=None):
             elif program in rows_of and variant not in rows_of[program]:
                 problem = (f"the report of {program} has no variant '{variant}' "
                            f"(its variants: {', '.join(rows_of[program])})")
+            elif program in rows_of and rows_of[program][variant].get("untimed"):
+                problem = f"the report of {program} verifies '{variant}' but does not time it: no number to write"
             elif old is None:
                 problem = "the marker is not directly followed by a number"
             if problem:
@@ -605,7 +612,7 @@ def plan(args):
             if not program or folder not in device_of:
                 device_of[folder] = device  # the chart's device: the lesson's
             for row in rows:
-                if row["variant"] == BASELINE:
+                if row["variant"] == BASELINE or row.get("untimed"):
                     continue
                 kind = "library" if "cublas" in row["variant"] else ("lab" if program.endswith("_lab") else "lesson")
                 label = (f"{program}: " if program and not program.endswith("_lab") else "") + row["variant"]
@@ -651,12 +658,16 @@ def plan(args):
                 if column.label == run_column.label:
                     continue
                 for variant in order:
-                    if variant != BASELINE and variant in column.values:
+                    if variant != BASELINE and variant in column.values and column.values[variant][1] != "—":
                         label = (f"{program}: " if program and not program.endswith("_lab") else "") + variant
                         bars_of.setdefault(folder, []).append(
                             (label, float(column.values[variant][1]), kind_of(variant), column.device))
             metrics_file = args.root / folder / "ncu_metrics.txt"
             if not program and metrics_file.is_file():
+                runs_listed = ncu_runs(metrics_file) if metrics_file.is_file() else []
+                if not any((args.results_dir / f"ncu_{folder}_{n}.log").is_file() for n in range(1, len(runs_listed) + 1)):
+                    print(f"{chapter}: no ncu logs in this run (its ncu step did not run); ncu table left as it is")
+                    continue
                 try:
                     runs = ncu_runs(metrics_file)
                     logs = []

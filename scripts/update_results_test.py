@@ -329,8 +329,29 @@ class HostileInput(Fixture):
         self.assertFalse((self.root / "02_other" / "figures").exists())
 
     def test_a_missing_ncu_log(self):
+        # One of two listed runs missing is refused; a run whose ncu step did not run at all is not.
+        (self.root / "01_demo" / "ncu_metrics.txt").write_text(
+            "--variant=fast|dram__bytes_read.sum\n--variant=slow|dram__bytes_read.sum\n")
+        (self.results / "ncu_01_demo_1.log").write_text("  dram__bytes_read.sum  byte  1,024\n")
+        self.assert_refused("ncu table:", "ncu_01_demo_2.log: missing")
+
+    def test_a_run_without_the_ncu_step_leaves_the_ncu_table(self):
         (self.root / "01_demo" / "ncu_metrics.txt").write_text("--variant=fast|dram__bytes_read.sum\n")
-        self.assert_refused("ncu table:", "ncu_01_demo_1.log: missing")
+        self.readme.write_text(page("Text.") + "\n<!-- ncu:begin -->\nold table\n<!-- ncu:end -->\n")
+        result = self.run_script()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("no ncu logs in this run", result.stdout)
+        self.assertIn("old table", self.readme.read_text())
+
+    def test_a_row_verified_but_not_timed_shows_dashes_and_refuses_a_value(self):
+        (self.results / "bench_01_demo.csv").write_text(
+            DEVICE + HEADER + "demo,tiny,1073741824,1,,,\n" + LESSON_ROWS + "# status=passed\n")
+        self.readme.write_text(page("Text."))
+        result = self.run_script()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("| `tiny` | — | — | — |", self.readme.read_text())
+        self.readme.write_text(page("Tiny: <!-- value:demo:tiny:ratio -->0.50."))
+        self.assert_refused("verifies 'tiny' but does not time it")
 
 
 class NcuUnits(unittest.TestCase):
