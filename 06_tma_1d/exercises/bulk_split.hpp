@@ -13,7 +13,7 @@
 //
 // Your task: split_for_bulk() returns the split whose body is as large as the rules allow. When
 // no whole aligned unit lies inside the range, there is no bulk copy at all (body 0).
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R bulk_split)
+// Check: scripts/exercise.py bulk_split
 #pragma once
 
 #include <cstddef>

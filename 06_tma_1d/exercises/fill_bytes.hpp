@@ -16,7 +16,7 @@
 // arrival without bytes). The test plays rings of several blocks and stages on model barriers
 // (course/mbarrier_model.hpp): each phase must complete exactly when its copy's last byte lands.
 // The chapter's tile plan (tma_1d_model.hpp) is there to be used.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R fill_bytes)
+// Check: scripts/exercise.py fill_bytes
 #pragma once
 
 #include <cstddef>

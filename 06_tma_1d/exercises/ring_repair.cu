@@ -8,7 +8,7 @@
 // counter hands out completes its stage's phase exactly when its data has landed.
 // Exercise 06.1 asks the same question on the model barrier.
 // Needs: compute capability 9.0 (cp.async.bulk, expect-tx); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R ring_repair)
+// Check: scripts/exercise.py ring_repair
 #include <cuda/ptx>
 
 #include <cstddef>

@@ -13,7 +13,7 @@
 // TensorMapRequest and element_bytes(). The test plays each load on a model barrier
 // (course/mbarrier_model.hpp) for maps of every rank and several element types, with boxes inside
 // the tensor and boxes over its edges.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R box_bytes)
+// Check: scripts/exercise.py box_bytes
 #pragma once
 
 #include <cstdint>

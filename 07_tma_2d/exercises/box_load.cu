@@ -10,7 +10,7 @@
 // The matrix of the test is not square, and its boxes start inside it, at negative coordinates
 // and over its right and bottom edges.
 // Needs: compute capability 9.0 (cp.async.bulk.tensor); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R box_load)
+// Check: scripts/exercise.py box_load
 #include <cuda.h>  // CUtensorMap
 #include <cuda/ptx>
 

@@ -12,7 +12,7 @@
 // element_bytes() and the CUtensorMapInterleave values. The test plays each load on a model
 // barrier (course/mbarrier_model.hpp): maps of rank 2 to 5, 1- to 8-byte types, 16- and 32-byte
 // interleave, boxes over the slices, pixel strides.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R slice_bytes)
+// Check: scripts/exercise.py slice_bytes
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,7 @@
 // One copy moves a box of `box_rows` rows of `box_cols` elements. The test checks the request
 // against the model's rules (broken_tensor_map_rule), then follows every element of many boxes
 // to the address TMA would read it from.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R window_map)
+// Check: scripts/exercise.py window_map
 #pragma once
 
 #include <cstdint>

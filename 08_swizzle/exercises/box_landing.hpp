@@ -22,7 +22,7 @@
 // The test loads numbered boxes of every legal shape, at every 128-byte place of the pattern, into
 // a model of shared memory, looks where you say each chunk is, and replays each load on a model
 // mbarrier (course/mbarrier_model.hpp).
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R box_landing)
+// Check: scripts/exercise.py box_landing
 #pragma once
 
 #include <cuda.h>  // CUtensorMapSwizzle

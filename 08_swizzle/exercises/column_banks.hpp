@@ -22,7 +22,7 @@
 // column of eight consecutive rows, with each mode? And of eight rows four apart?
 // The test compares your counts with the chapter's bank model (swizzle_model.hpp) on column reads,
 // float reads, shared words and random accesses.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R column_banks)
+// Check: scripts/exercise.py column_banks
 #pragma once
 
 #include <cuda.h>  // CUtensorMapSwizzle

@@ -12,7 +12,7 @@
 // tile as if TMA had stored it without a swizzle. The test names the first element of the output
 // that is wrong and which element of the tile was read instead.
 // Needs: compute capability 9.0 (cp.async.bulk.tensor); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R column_read)
+// Check: scripts/exercise.py column_read
 #include <cuda.h>  // CUtensorMap
 #include <cuda/ptx>
 

@@ -10,7 +10,7 @@
 // the stage and the phase it gave up on. Work out what that phase waits for that never arrives,
 // and repair it. Exercise 08.1 asks the same question on the CPU.
 // Needs: compute capability 9.0 (cp.async.bulk.tensor); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R narrow_box)
+// Check: scripts/exercise.py narrow_box
 #include <cuda.h>  // CUtensorMap
 #include <cuda/ptx>
 

@@ -17,7 +17,7 @@
 //     A wider scope would be correct but slower (the lab's acquire_sys row).
 // The lesson's consumers (double_batch_tiles in device_tensormap.cu) and the lab's in_block and
 // constant_maps rows are the examples; the test replays walks like theirs and a few others.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R acquire_plan)
+// Check: scripts/exercise.py acquire_plan
 #pragma once
 
 enum class Scope { none, cta, gpu, sys };

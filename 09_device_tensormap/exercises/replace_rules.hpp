@@ -16,7 +16,7 @@
 // Write the rules yourself, from chapter 07 and the driver's documentation of
 // cuTensorMapEncodeTiled; the test compares your verdict with the course's rule check
 // (course/tensor_map.hpp), which was checked against the driver on an H100.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R replace_rules)
+// Check: scripts/exercise.py replace_rules
 #pragma once
 
 #include <cstdint>

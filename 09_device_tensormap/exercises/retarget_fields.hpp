@@ -19,7 +19,7 @@
 //     map: then return std::nullopt (the kernel needs another template). Which field is that?
 //     (The PTX page of tensormap.replace lists the fields it can change.)
 // The test applies your replaces to `from` and compares the result with `to`, field by field.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R retarget_fields)
+// Check: scripts/exercise.py retarget_fields
 #pragma once
 
 #include <cstdint>

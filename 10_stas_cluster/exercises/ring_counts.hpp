@@ -16,7 +16,7 @@
 // ready. The test replays your counts phase by phase on model barriers (course/mbarrier_model.hpp),
 // with the bytes landing before and after the announcement, and runs the lesson's protocol with
 // your numbers through the chapter's simulation (simulate() in stas_cluster_model.hpp).
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R ring_counts)
+// Check: scripts/exercise.py ring_counts
 #pragma once
 
 #include <cstdint>

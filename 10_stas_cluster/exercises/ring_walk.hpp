@@ -16,7 +16,7 @@
 // lesson has one and two, the lab up to four) and any iteration, without walking there one step at
 // a time; and the parity of the ready wait in the guide's order. The test replays a block's waits
 // on model barriers (course/mbarrier_model.hpp) and compares with the chapter's ring_waits().
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R ring_walk)
+// Check: scripts/exercise.py ring_walk
 #pragma once
 
 #include <cstdint>

@@ -10,7 +10,7 @@
 // repair it, and run the test again until every test passes. Exercise 10.1 asks the same
 // questions on the model.
 // Needs: compute capability 9.0 (clusters, st.async); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R stas_ring_repair)
+// Check: scripts/exercise.py stas_ring_repair
 #include <cooperative_groups.h>
 #include <cuda/ptx>
 

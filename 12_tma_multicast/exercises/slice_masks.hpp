@@ -16,7 +16,7 @@
 // Every cluster shape here has sides that divide the tile's rows. The test lands every block's
 // slices in model tiles and reports the first row that arrives twice, never, or in a block that
 // does not need it. The chapter's model (tma_multicast_model.hpp) works this out for its own tiles.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R slice_masks)
+// Check: scripts/exercise.py slice_masks
 #pragma once
 
 #include <cstdint>

@@ -17,7 +17,7 @@
 // The test replays a stage on the model mbarriers of course/mbarrier_model.hpp: the slices that
 // land in a block, in random orders, and the releases of every consumer warp that reads what the
 // block loaded. It reports a phase that completes too early or never.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R stage_counts)
+// Check: scripts/exercise.py stage_counts
 #pragma once
 
 #include <cstdint>

@@ -16,7 +16,7 @@
 // machine code (where cuobjdump is installed) for the instruction that the acquire becomes.
 // Needs: compute capability 9.0 exactly (tensormap.replace exists for sm_90a only); elsewhere the
 // test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R publish_map)
+// Check: scripts/exercise.py publish_map
 #include <cuda.h>  // CUtensorMap (types only)
 #include <cuda/ptx>
 

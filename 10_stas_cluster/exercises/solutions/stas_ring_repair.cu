@@ -12,7 +12,7 @@
 // ('ready', stage 0, phase 0). Making every thread arrive would repair it as well, at the price of
 // 256 remote arrivals per message, each with a cluster-scope release.
 // Needs: compute capability 9.0 (clusters, st.async); on other GPUs the test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R stas_ring_repair)
+// Check: scripts/exercise.py stas_ring_repair
 #include <cooperative_groups.h>
 #include <cuda/ptx>
 

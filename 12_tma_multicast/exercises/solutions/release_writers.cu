@@ -17,7 +17,7 @@
 // lesson's consume() (tma_multicast.cu) and the chapter's model (release_target) show the pattern.
 // Needs: compute capability 9.0 exactly (the multicast copy exists for sm_90a only); elsewhere the
 // test is skipped.
-// Check: cmake --workflow --preset exercises (or ctest --test-dir build-exercises -R release_writers)
+// Check: scripts/exercise.py release_writers
 #include <cooperative_groups.h>
 #include <cuda/ptx>
 
