@@ -17,9 +17,12 @@
       showSubResults: true,
       resetStyles: false,
       pageSize: 5,
-      // A chapter page is long: weigh the length of a page less than Pagefind does by default
-      // (0.75), so that the page that teaches a word ranks above a short page that names it.
-      ranking: { pageLength: 0.3 },
+      // A word that names a topic (TMA, multicast) is written in many longer words (tma_2d,
+      // tma_multicast): weigh a word by how close it is to the query more than Pagefind does by
+      // default (1.0), so that the chapter teaching the topic ranks above pages that name it often.
+      ranking: { termSimilarity: 5 },
+      // expect_tx, expect-tx and expect.tx are one name: search for its words.
+      processTerm: function (term) { return term.replace(/_/g, " "); },
       translations: { placeholder: "Search the course" },
     });
     // Escape or a click outside closes the results.

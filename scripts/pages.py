@@ -254,7 +254,8 @@ class Site:
         if i + 1 < len(self.order):
             other = self.order[i + 1]
             parts.append(f'Next: @ref {other} "{quote_title(self.titles[other])}" &rarr;')
-        return " &nbsp;&middot;&nbsp; ".join(parts)
+        # (In a span of its own: the search index leaves it out, the style sheet may place it.)
+        return '<span class="course-nav">' + " &nbsp;&middot;&nbsp; ".join(parts) + "</span>"
 
     def write(self):
         self.out.mkdir(parents=True, exist_ok=True)

@@ -163,13 +163,13 @@ Run [the tool](../scripts/tool.py) on [`demo.cu`](demo.cu).
         self.assertEqual(order, ["mainpage", "async_model", "chapters", "ch01_demo", "ch01_demo_reference",
                                  "ch02_next", "topics", "guide", "examples_by_chapter", "examples"])
         main = (self.out / "mainpage.md").read_text()
-        self.assertIn('Next: @ref async_model "Before the mechanisms" &rarr;', main)
+        self.assertIn('<span class="course-nav">Next: @ref async_model "Before the mechanisms" &rarr;</span>', main)
         self.assertNotIn("Previous", main)
         self.assertIn('&larr; Previous: @ref chapters "The chapters" &nbsp;&middot;&nbsp; '
                       'Next: @ref ch01_demo_reference "01 demo: reference" &rarr;', self.core)
         topics = (self.out / "topics.dox").read_text()
-        self.assertIn('@page topic_a A\n\n&larr; Previous: @ref topics "Topics" &nbsp;&middot;&nbsp; '
-                      'Next: @ref guide "A guide" &rarr;', topics)
+        self.assertIn('@page topic_a A\n\n<span class="course-nav">&larr; Previous: @ref topics "Topics" '
+                      '&nbsp;&middot;&nbsp; Next: @ref guide "A guide" &rarr;</span>', topics)
 
     def test_the_examples_page_lists_the_files_by_chapter(self):
         examples = (self.out / "examples_by_chapter.dox").read_text()
