@@ -21,7 +21,9 @@ becomes an anchor line `<a name="label"></a>` above the heading, and `@ref label
 (`[text](#label)`, `[text](REFERENCE.md#label)` for the other page of the same chapter,
 `[text](../NN_topic/README.md#label)` or `[text](../NN_topic/REFERENCE.md#label)` for another
 chapter's, or `[text](../NN_topic/README.md)` for a page's title). A label is defined once among
-all the pages (the site has one namespace of labels). With --check it writes
+all the pages (the site has one namespace of labels). The pages of docs/ have their code blocks
+written the same way (a file not in docs/ is looked up in common/course/ and common/tests/*/);
+--docs also turns their labels and references into plain Markdown. With --check it writes
 nothing and exits 1, naming each stale block, when a page differs from its sources; CTest runs that
 check. A marker that is missing, or present other than twice, is an error either way.
 """
@@ -150,9 +152,13 @@ def plain_markdown(page: Path, lines: list, labels: dict) -> list:
     return out
 
 
-def render(page: Path, labels: dict) -> str:
+def render(page: Path, labels: dict, plain: bool = True) -> str:
+    """The page with its snippet blocks written from the sources and (plain) its labels and
+    references as plain Markdown."""
     folder = page.parent
-    lines = plain_markdown(page, page.read_text().splitlines(), labels)
+    lines = page.read_text().splitlines()
+    if plain:
+        lines = plain_markdown(page, lines, labels)
     out, i, in_fence = [], 0, False
     while i < len(lines):
         line = lines[i]
@@ -528,7 +534,8 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale")
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--docs", action="store_true",
-                        help="also rewrite the pages of docs/ (labels and references as plain Markdown)")
+                        help="also turn the labels and references of the pages of docs/ into plain Markdown "
+                             "(their code blocks are always written from the sources)")
     parser.add_argument("--site", type=Path, metavar="OUT",
                         help="write the site's copy of every page into OUT (for Doxygen), nothing else")
     parser.add_argument("--mainpage", type=Path, help="with --site: the main page (configured by CMake)")
@@ -546,14 +553,15 @@ def main() -> int:
     stale, errors, blocks = [], 0, 0
     duplicates = []
     labels = labels_of(pages + docs, duplicates)
-    if args.docs and not args.check:
-        pages = pages + docs
+    # A page of docs/ is kept plain by --docs; its code blocks are kept equal to their sources always.
+    pages = pages + docs
+    chapter_set = set(chapter_pages(args.root))
     for duplicate in duplicates:
         print(duplicate, file=sys.stderr)
     errors += len(duplicates)
     for page in pages:
         try:
-            new = render(page, labels)
+            new = render(page, labels, plain=page in chapter_set or args.docs)
         except PageError as error:
             print(f"{page.relative_to(args.root)}: {error}", file=sys.stderr)
             errors += 1

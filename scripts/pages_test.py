@@ -181,6 +181,29 @@ Run [the tool](../scripts/tool.py) on [`demo.cu`](demo.cu).
 
 
 class DocsPages(unittest.TestCase):
+    def test_check_names_a_docs_page_whose_quoted_test_is_stale(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            (root / "01_demo").mkdir()
+            (root / "01_demo" / "README.md").write_text("# 01 demo\n")
+            (root / "common" / "tests" / "model").mkdir(parents=True)
+            (root / "common" / "tests" / "model" / "model_test.cu").write_text(SOURCE)
+            (root / "docs").mkdir()
+            page = root / "docs" / "guide.md"
+            page.write_text("# A guide {#guide}\n\n@snippet model_test.cu kernel\n")
+            run = lambda *extra: subprocess.run([sys.executable, str(SCRIPT), "--root", str(root), *extra],
+                                                capture_output=True, text=True)
+            self.assertEqual(run().returncode, 0)
+            text = page.read_text()
+            self.assertTrue(text.startswith("# A guide {#guide}\n"))  # labels stay without --docs
+            self.assertIn("From [`model_test.cu`](../common/tests/model/model_test.cu):\n```cpp\n"
+                          "__global__ void k() {}\n```", text)
+            self.assertEqual(run("--check").returncode, 0)
+            page.write_text(text.replace("void k()", "void old()"))
+            result = run("--check")
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("docs/guide.md: its code blocks differ from the sources", result.stderr)
+
     def test_docs_turns_a_docs_page_into_plain_markdown_and_leaves_code_spans(self):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
