@@ -1,5 +1,6 @@
 /// @file
-/// @brief GoogleTest support: GPU fixtures that skip, in SetUp(), when the device lacks a feature.
+/// @brief GoogleTest support: GPU fixtures that skip, in SetUp(), when the device lacks a feature;
+/// the checks of a chapter's figure program (its committed figures and its command line).
 ///
 /// Skipping has to happen in SetUp(): with GoogleTest 1.12 a GTEST_SKIP() in
 /// SetUpTestSuite() does not stop the test bodies from running.
@@ -11,6 +12,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,9 +21,11 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "course/device.hpp"
 #include "course/device_setup.hpp"
+#include "course/figures.hpp"
 
 namespace course {
 
@@ -100,6 +104,95 @@ inline std::string read_text_file(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+/// Whether each figure's committed file in @p dir (a chapter's `figures/` folder) is its drawing,
+/// byte for byte; if not, the file, its first differing line, and the command that regenerates
+/// the chapter's figures (`build/<chapter>/<program> <chapter>/figures`).
+inline ::testing::AssertionResult figures_are_fresh(const std::string& program,
+                                                    const std::vector<Figure>& figures,
+                                                    const std::filesystem::path& dir) {
+  const std::string chapter = dir.parent_path().filename().string();
+  const std::string regenerate =
+      "; regenerate: build/" + chapter + "/" + program + " " + chapter + "/figures";
+  for (const Figure& figure : figures) {
+    const std::string path = (dir / figure.file).string();
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return ::testing::AssertionFailure() << "cannot read " << path << regenerate;
+    std::ostringstream committed;
+    committed << file.rdbuf();
+    const std::string difference = first_differing_line(committed.str(), figure.draw());
+    if (!difference.empty()) {
+      return ::testing::AssertionFailure() << path << " is not its drawing at " << difference
+                                           << regenerate;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// A figure program's command line, through figures_main(): --help and -h print the usage, which
+/// names every file; a bad command line exits 2 and a missing folder 1, each saying so in one
+/// line; then the program writes every figure, as drawn, into a new folder.
+inline ::testing::AssertionResult figures_program_works(const std::string& program,
+                                                        const std::vector<Figure>& figures) {
+  struct Run {
+    int code;
+    std::string out, err;
+  };
+  const auto run = [&](const std::vector<std::string>& args) {
+    std::ostringstream out, err;
+    const int code = figures_main(program, figures, args, out, err);
+    return Run{code, out.str(), err.str()};
+  };
+  const auto fail = [](const std::string& what, const Run& r) {
+    return ::testing::AssertionFailure() << what << ": exit " << r.code << ", out `" << r.out
+                                         << "`, err `" << r.err << "`";
+  };
+  const auto one_line = [](const std::string& text, const std::string& start) {
+    return text.rfind(start, 0) == 0 && std::count(text.begin(), text.end(), '\n') == 1;
+  };
+  for (const char* help : {"--help", "-h"}) {
+    const Run r = run({help});
+    if (r.code != 0 || r.out.rfind("usage: " + program + " DIR\n", 0) != 0 || !r.err.empty()) {
+      return fail(help, r);
+    }
+    for (const Figure& figure : figures) {
+      if (r.out.find("DIR/" + figure.file) == std::string::npos) return fail(help, r);
+    }
+  }
+  const Run option = run({"--output=x"});
+  if (option.code != 2 || !option.out.empty() ||
+      !one_line(option.err, program + ": unknown option '--output=x'")) {
+    return fail("--output=x", option);
+  }
+  for (const std::vector<std::string>& args : {std::vector<std::string>{}, {"a", "b"}}) {
+    const Run r = run(args);
+    if (r.code != 2 || r.err.rfind(program + ": expected one argument", 0) != 0) {
+      return fail(std::to_string(args.size()) + " arguments", r);
+    }
+  }
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / (program + "_test." + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  const Run missing = run({dir.string()});
+  if (missing.code != 1 || !one_line(missing.err, program + ": no folder '" + dir.string() + "'") ||
+      std::filesystem::exists(dir)) {
+    return fail("a missing folder", missing);
+  }
+  std::filesystem::create_directories(dir);
+  const Run written = run({dir.string()});
+  std::string problem = written.code == 0 ? "" : "exit " + std::to_string(written.code);
+  for (const Figure& figure : figures) {
+    const std::string path = (dir / figure.file).string();
+    const std::string difference = first_differing_line(read_text_file(path), figure.draw());
+    if (problem.empty() && !difference.empty()) problem = path + ": " + difference;
+    if (problem.empty() && written.out.find("wrote " + path + "\n") == std::string::npos) {
+      problem = "no 'wrote " + path + "'";
+    }
+  }
+  std::filesystem::remove_all(dir);
+  if (!problem.empty()) return fail("writing into " + dir.string() + ": " + problem, written);
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace course
