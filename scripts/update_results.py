@@ -205,7 +205,7 @@ def parse_block(text, begin_marker, end_marker):
     labels = [cell[: -len(" GB/s")] for cell in header[1::2] if cell.endswith(" GB/s")]
     columns = []
     for k, label in enumerate(labels):
-        match = re.search(r"- \*\*" + re.escape(label) + r"\*\*: (.*?), size ([^;]*?)(?:, median of (\d+) runs)?\.(?: |$)",
+        match = re.search(r"\*\*" + re.escape(label) + r"\*\*: (.*?), size ([^;]*?)(?:, median of (\d+) runs)?\.(?: |$)",
                           "\n".join(block), re.M)
         device, sizes, iters = (match.group(1), match.group(2), int(match.group(3)) if match.group(3) else None) \
             if match else (label, "", None)
@@ -243,13 +243,11 @@ def table_block(columns, order):
         name = "cudaMemcpy D2D (baseline)" if variant == BASELINE else f"`{variant}`"
         cells = " | ".join(" | ".join(c.values[variant][:2]) if variant in c.values else "— | —" for c in columns)
         lines.append(f"| {name} | {cells} |")
-    lines.append("")
-    for c in columns:
-        runs = f", median of {c.iters} runs" if c.iters else ""
-        lines.append(f"- **{c.label}**: {c.device}, size {c.sizes}{runs}.")
-    return lines + ["", "GB/s counts bytes read plus bytes written; each ratio is to `cudaMemcpy` device-to-device "
-                    "on the same GPU in the same run. A run replaces its own GPU's columns and keeps the others "
-                    "(`scripts/update_results.py <dir>` after `scripts/gpu_check.sh <dir>`)."]
+    described = " ".join(f"**{c.label}**: {c.device}, size {c.sizes}"
+                         f"{f', median of {c.iters} runs' if c.iters else ''}." for c in columns)
+    return lines + ["", f"{described} GB/s counts bytes read plus bytes written; each ratio is to "
+                    "`cudaMemcpy` device-to-device on the same GPU in the same run; a run replaces only its "
+                    "own GPU's columns (`scripts/update_results.py`)."]
 
 
 def results_block(device, iters, rows):

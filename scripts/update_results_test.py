@@ -79,8 +79,8 @@ class DeviceColumns(Fixture):
         text = self.readme.read_text()
         self.assertIn("| variant | H100 GB/s | H100 × cudaMemcpy | H200 GB/s | H200 × cudaMemcpy |", text)
         self.assertIn("| `fast` | 2858.4 | 0.99 | 4295.0 | 0.97 |", text)
-        self.assertIn("- **H100**: NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs), size 1 GiB, median of 20 runs.", text)
-        self.assertIn("- **H200**: NVIDIA H200 (compute capability 9.0, 132 SMs), size 1 GiB, median of 20 runs.", text)
+        self.assertIn("**H100**: NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs), size 1 GiB, median of 20 runs. "
+                      "**H200**: NVIDIA H200 (compute capability 9.0, 132 SMs), size 1 GiB, median of 20 runs. GB/s", text)
         self.assertIn("On the H100 <!-- value:demo:fast:ratio -->0.99;", text)  # the page's own GPU: kept
         self.assertIn("on the H200 <!-- value:demo:fast:ratio:H200 -->0.97.", text)
         chart = (self.root / "01_demo" / "figures" / "results_01_demo.svg").read_text()
