@@ -22,6 +22,7 @@ pages (CTest quizzes.fresh). A quiz item without an answer fold, or a chapter pa
 is an error naming the page and the line.
 """
 import argparse
+import posixpath
 import re
 import sys
 from pathlib import Path
@@ -99,15 +100,18 @@ def dedent(lines):
     return "\n".join([body[0].strip()] + [line[cut:] for line in body[1:]]) if body else ""
 
 
-def relink(text, chapter):
-    """Links of a chapter page, rewritten to work from docs/quizzes/ (absolute ones kept)."""
+def relink(text, chapter, up="../../"):
+    """Links of a chapter page, rewritten to work from a folder `up` below the root (absolute ones
+    kept): docs/quizzes/ is "../../", docs/quizzes/answers/ "../../../"."""
     def fix(match):
         target = match["target"]
         if re.match(r"^[a-z]+:", target) or target.startswith("#"):
             if target.startswith("#"):
-                target = f"../../{chapter}/README.md{target}"
+                target = f"{up}{chapter}/README.md{target}"
             return f"[{match['text']}]({target})"
-        return f"[{match['text']}](../../{chapter}/{target})"
+        path, _, anchor = target.partition("#")
+        resolved = posixpath.normpath(f"{up}{chapter}/{path}") + (f"#{anchor}" if anchor else "")
+        return f"[{match['text']}]({resolved})"
     return LINK.sub(fix, text)
 
 
@@ -145,14 +149,13 @@ def exports(root):
         student = [f"# Quiz: {title}", "",
                    f"From [{chapter}](../../{chapter}/README.md). Answer each question in a few sentences.", ""]
         key = [f"# Answer key: {title}", "",
-               f"From [{chapter}](../../{chapter}/README.md). For instructors; not for the student tree.", ""]
+               f"From [{chapter}](../../../{chapter}/README.md). For instructors; not for the student tree.", ""]
         gift = [f"// Quiz of {chapter}, exported from {chapter}/README.md by scripts/export_quizzes.py.",
                 f"$CATEGORY: async-copies/{chapter}", ""]
         for number, question, answer in items:
-            question_md = relink(question, chapter)
-            answer_md = relink(answer, chapter)
-            student += [f"{number}. " + indent_rest(question_md), ""]
-            key += [f"## Question {number}", "", question_md, "", "**Answer.** " + answer_md, ""]
+            student += [f"{number}. " + indent_rest(relink(question, chapter)), ""]
+            key += [f"## Question {number}", "", relink(question, chapter, "../../../"), "",
+                    "**Answer.** " + relink(answer, chapter, "../../../"), ""]
             gift += [f"::{chapter} Q{number}::[markdown]{gift_escape(unlink(question))}"
                      f"{{####[markdown]{gift_escape(unlink(answer))}}}", ""]
         files[f"docs/quizzes/{chapter}.md"] = "\n".join(student).rstrip() + "\n"

@@ -55,7 +55,7 @@ class ExportQuizzes(unittest.TestCase):
         self.assertNotIn("Because", student)  # no answers in the student copy
         self.assertNotIn("Not a quiz item", student)
         key = (self.root / "docs/quizzes/answers/01_demo.md").read_text()
-        self.assertIn("Because of [the rule](../../01_demo/README.md#rule)", key)
+        self.assertIn("Because of [the rule](../../../01_demo/README.md#rule)", key)
         gift = (self.root / "docs/quizzes/01_demo.gift").read_text()
         self.assertIn(r"::01_demo Q1::[markdown]Why is `a\:\:b` \{braced\}?{####[markdown]Because of the rule\: 50% \= half.}",
                       gift)

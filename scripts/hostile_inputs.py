@@ -218,7 +218,7 @@ def judge(row, code, out, err):
 
 def markdown(results, build):
     out = [
-        "# Hostile input {#hostile_inputs}",
+        "# Hostile input",
         "",
         "What the course's programs and tools answer to input that is wrong on purpose. Every row is",
         "run by `scripts/hostile_inputs.py` (CTest test `hostile_inputs`), which fails when a row gives",
