@@ -4,14 +4,12 @@
 // The figure sets the register path of this chapter (global -> register -> shared, then the block
 // syncs) beside the LDGSTS path of chapter 02 (global -> shared, no register), with the model's
 // instructions per batch, bytes in flight and Little's law. The host tests HostFigures compare
-// the committed file with the same function, byte for byte, and run figures_main().
+// the committed file with the same function, byte for byte, and run its command line.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "course/figures.hpp"
 #include "sync_copy_model.hpp"
 
 namespace figure {
@@ -139,48 +137,14 @@ inline std::string copy_paths_svg() {
   return svg;
 }
 
-// The program without its process: arguments in, exit code out (0 written or --help, 1 could not
-// write, 2 bad command line), messages on `out` and `err`.
-inline int figures_main(const std::vector<std::string>& args, std::ostream& out,
-                        std::ostream& err) {
-  const char* const usage =
-      "usage: sync_copy_figures DIR\n"
-      "  writes DIR/copy_paths.svg: the register path beside the LDGSTS path, with the model's "
-      "numbers\n";
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
-  if (args.size() != 1) {
-    err << "sync_copy_figures: expected one argument, the folder to write into (got "
-        << args.size() << ")\n"
-        << usage;
-    return 2;
-  }
-  const std::string& dir = args[0];
-  if (!dir.empty() && dir[0] == '-') {
-    err << "sync_copy_figures: unknown option '" << dir
-        << "': the only option is --help; the argument is a folder\n";
-    return 2;
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(dir, error)) {
-    err << "sync_copy_figures: no folder '" << dir << "' to write into (create it first)\n";
-    return 1;
-  }
-  const std::string path = dir + "/copy_paths.svg";
-  std::ofstream file(path, std::ios::binary);
-  file << copy_paths_svg();
-  if (!file) {
-    err << "sync_copy_figures: cannot write " << path << '\n';
-    return 1;
-  }
-  out << "wrote " << path << '\n';
-  return 0;
+// The program's figures: what course::figures_main() writes and HostFigures checks.
+constexpr const char* kFiguresProgram = "sync_copy_figures";
+inline std::vector<course::Figure> chapter_figures() {
+  return {{"copy_paths.svg", copy_paths_svg}};
 }
 
 #ifndef COURSE_NO_MAIN
 int main(int argc, char** argv) {
-  return figures_main(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  return course::figures_main(kFiguresProgram, chapter_figures(), argc, argv);
 }
 #endif

@@ -6,12 +6,10 @@
 // and one thread's commit groups over the primitives' four calls, simulated by CommitGroups.
 // HostFigures in memcpy_async_test.cu compares the committed file with ldgsts_path_svg().
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "course/figures.hpp"
 #include "memcpy_async_model.hpp"
 
 namespace figures {
@@ -158,42 +156,14 @@ inline std::string ldgsts_path_svg() {
 
 }  // namespace figures
 
-// The program without its process: arguments in, exit code out (0 written or --help, 1 could not
-// write, 2 bad command line), messages on `out` and `err`.
-inline int figures_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const char* const usage = "usage: memcpy_async_figures DIR\n  writes DIR/ldgsts_path.svg\n";
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
-  if (args.size() != 1) {
-    err << "memcpy_async_figures: expected one argument, the folder to write into (got " << args.size() << ")\n"
-        << usage;
-    return 2;
-  }
-  const std::string& dir = args[0];
-  if (!dir.empty() && dir[0] == '-') {
-    err << "memcpy_async_figures: unknown option '" << dir << "': the only option is --help\n";
-    return 2;
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(dir, error)) {
-    err << "memcpy_async_figures: no folder '" << dir << "' to write into (create it first)\n";
-    return 1;
-  }
-  const std::string path = dir + "/ldgsts_path.svg";
-  std::ofstream file(path, std::ios::binary);
-  file << figures::ldgsts_path_svg();
-  if (!file) {
-    err << "memcpy_async_figures: cannot write " << path << '\n';
-    return 1;
-  }
-  out << "wrote " << path << '\n';
-  return 0;
+// The program's figures: what course::figures_main() writes and HostFigures checks.
+constexpr const char* kFiguresProgram = "memcpy_async_figures";
+inline std::vector<course::Figure> chapter_figures() {
+  return {{"ldgsts_path.svg", figures::ldgsts_path_svg}};
 }
 
 #ifndef COURSE_NO_MAIN
 int main(int argc, char** argv) {
-  return figures_main(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  return course::figures_main(kFiguresProgram, chapter_figures(), argc, argv);
 }
 #endif

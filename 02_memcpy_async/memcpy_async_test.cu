@@ -414,15 +414,9 @@ TEST(HostCommitGroups, AWaitLeavesTheOpenGroupInFlight) {
 
 // ---- The figure and the program that draws it ---------------------------------------------------
 
-std::string figures_dir() { return std::filesystem::path(__FILE__).parent_path().string() + "/figures"; }
-
 TEST(HostFigures, CommittedSvgIsWhatTheFunctionDraws) {
-  const std::string path = figures_dir() + "/ldgsts_path.svg";
-  const std::string committed = course::read_text_file(path);
-  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
-  EXPECT_TRUE(committed == figures::ldgsts_path_svg())
-      << path << " differs from ldgsts_path_svg(); regenerate: "
-      << "build/02_memcpy_async/memcpy_async_figures 02_memcpy_async/figures";
+  EXPECT_TRUE(course::figures_are_fresh(kFiguresProgram, chapter_figures(),
+                                        std::filesystem::path(__FILE__).parent_path() / "figures"));
 }
 
 TEST(HostFigures, TheFigureCarriesTheModelsCounts) {
@@ -436,31 +430,8 @@ TEST(HostFigures, TheFigureCarriesTheModelsCounts) {
   EXPECT_TRUE(has(svg, "&lt;") || !has(svg, "aligned_size_t<")) << "text is escaped";
 }
 
-struct FiguresRun {
-  int code;
-  std::string out, err;
-};
-FiguresRun run_figures(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = figures_main(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
 TEST(HostFigures, TheProgramWritesTheFigureAndRefusesBadArguments) {
-  const std::string dir = ::testing::TempDir() + "/ch02_figures";
-  std::filesystem::create_directories(dir);
-  const FiguresRun written = run_figures({dir});
-  EXPECT_EQ(written.code, 0) << written.err;
-  EXPECT_EQ(course::read_text_file(dir + "/ldgsts_path.svg"), figures::ldgsts_path_svg());
-  EXPECT_EQ(run_figures({"--help"}).code, 0);
-  for (const std::vector<std::string>& bad : {std::vector<std::string>{}, {"--out=x"}, {"a", "b"}}) {
-    const FiguresRun r = run_figures(bad);
-    EXPECT_EQ(r.code, 2);
-    EXPECT_EQ(r.err.find("memcpy_async_figures: "), 0u) << r.err;
-  }
-  const FiguresRun missing = run_figures({dir + "/no/such/folder"});
-  EXPECT_EQ(missing.code, 1);
-  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+  EXPECT_TRUE(course::figures_program_works(kFiguresProgram, chapter_figures()));
 }
 
 // ---- What the compiler emits, kernel by kernel, against the model -----------------------------

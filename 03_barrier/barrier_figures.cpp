@@ -4,12 +4,10 @@
 //   barrier_figures DIR   ->  DIR/barrier_phases.svg
 //   build/03_barrier/barrier_figures 03_barrier/figures   (regenerates the committed figure)
 // The host test HostFigures compares the committed file with barrier_phases_svg(), byte for byte.
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "course/figures.hpp"
 #include "barrier_model.hpp"
 
 // One step of the figure: what happened, and the model barrier's state after it.
@@ -84,39 +82,14 @@ inline std::string barrier_phases_svg() {
   return svg;
 }
 
-// The program without its process: arguments in, exit code out (0 written or --help, 1 could not
-// write, 2 bad command line), messages on `out` and `err`.
-inline int figures_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const char* const usage = "usage: barrier_figures DIR\n  writes DIR/barrier_phases.svg\n";
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
-  if (args.size() != 1) {
-    err << "barrier_figures: expected one argument, the folder to write into (got " << args.size() << ")\n" << usage;
-    return 2;
-  }
-  const std::string& dir = args[0];
-  if (!dir.empty() && dir[0] == '-') {
-    err << "barrier_figures: unknown option '" << dir << "': the only option is --help; the argument is a folder\n";
-    return 2;
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(dir, error)) {
-    err << "barrier_figures: no folder '" << dir << "' to write into (create it first)\n";
-    return 1;
-  }
-  const std::string path = dir + "/barrier_phases.svg";
-  std::ofstream file(path, std::ios::binary);
-  file << barrier_phases_svg();
-  if (!file) {
-    err << "barrier_figures: could not write " << path << "\n";
-    return 1;
-  }
-  out << "wrote " << path << "\n";
-  return 0;
+// The program's figures: what course::figures_main() writes and HostFigures checks.
+constexpr const char* kFiguresProgram = "barrier_figures";
+inline std::vector<course::Figure> chapter_figures() {
+  return {{"barrier_phases.svg", barrier_phases_svg}};
 }
 
-#ifndef COURSE_NO_FIGURES_MAIN
-int main(int argc, char** argv) { return figures_main(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr); }
+#ifndef COURSE_NO_MAIN
+int main(int argc, char** argv) {
+  return course::figures_main(kFiguresProgram, chapter_figures(), argc, argv);
+}
 #endif

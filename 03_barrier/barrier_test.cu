@@ -5,7 +5,6 @@
 // and every lab row bit-exact on the GPU; broken arrival counts stopped by the bounded waits; the
 // grid rule on the CPU, and the grids the launchers start, read back from the GPU.
 #include "barrier_lab.cu"  // the lab, which brings the lesson and the model
-#define COURSE_NO_FIGURES_MAIN
 #include "barrier_figures.cpp"  // the concept figure, drawn from the model
 
 #include <gtest/gtest.h>
@@ -524,12 +523,12 @@ TEST_F(HostCodegen, MachineCodeOnHopperShowsTheArriveOnTheBulkCopyAndThePhaseChe
 // ---- The concept figure ---------------------------------------------------------------------
 
 TEST(HostFigures, TheCommittedFigureIsTheDrawingOfTheModel) {
-  const std::string path = std::filesystem::path(__FILE__).parent_path().string() + "/figures/barrier_phases.svg";
-  std::ifstream file(path, std::ios::binary);
-  ASSERT_TRUE(file) << "missing " << path;
-  const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  EXPECT_TRUE(committed == barrier_phases_svg())
-      << path << " differs from barrier_phases_svg(); regenerate: build/03_barrier/barrier_figures 03_barrier/figures";
+  EXPECT_TRUE(course::figures_are_fresh(kFiguresProgram, chapter_figures(),
+                                        std::filesystem::path(__FILE__).parent_path() / "figures"));
+}
+
+TEST(HostFigures, TheProgramWritesTheFigureAndRefusesBadArguments) {
+  EXPECT_TRUE(course::figures_program_works(kFiguresProgram, chapter_figures()));
 }
 
 // The figure's steps are the model's: the last copy of each batch completes the phase, and a wait

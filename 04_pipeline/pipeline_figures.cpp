@@ -4,19 +4,16 @@
 // One block's four-stage pipeline over ten batches: which batch sits in which stage from the
 // producer's acquire/commit to the consumer's wait and release, the parity each wait checks, and
 // how many batches are in flight at each wait. HostFigures in pipeline_test.cu compares the
-// committed file with in_flight_svg() byte for byte and runs figures_main().
+// committed file with in_flight_svg() byte for byte and runs its command line.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "course/figures.hpp"
 #include "pipeline_model.hpp"
 
 constexpr int kFigureStages = 4;            // the lesson's stage count
 constexpr std::size_t kFigureBatches = 10;  // prime, six refills, a drain of four
-constexpr const char* kFigureName = "pipeline_in_flight.svg";
 
 // The figure as an SVG document. Columns are the block's steps: the prime, then one column per
 // batch k it waits for. A batch is a bar in its stage's row: light from the producer's commit
@@ -125,35 +122,14 @@ std::string in_flight_svg(std::size_t num_batches) {
 
 inline std::string in_flight_svg() { return in_flight_svg<kFigureStages>(kFigureBatches); }
 
-// The program without its process: 0 written or --help, 1 could not write, 2 bad command line.
-inline int figures_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const char* const usage = "usage: pipeline_figures DIR\n  writes DIR/pipeline_in_flight.svg\n";
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
-  if (args.size() != 1 || (!args[0].empty() && args[0][0] == '-')) {
-    err << "pipeline_figures: expected one argument, the folder to write into; the only option is --help\n";
-    return 2;
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(args[0], error)) {
-    err << "pipeline_figures: no folder '" << args[0] << "' to write into (create it first)\n";
-    return 1;
-  }
-  const std::string path = args[0] + "/" + kFigureName;
-  std::ofstream file(path, std::ios::binary);
-  file << in_flight_svg();
-  if (!file) {
-    err << "pipeline_figures: cannot write " << path << '\n';
-    return 1;
-  }
-  out << "wrote " << path << '\n';
-  return 0;
+// The program's figures: what course::figures_main() writes and HostFigures checks.
+constexpr const char* kFiguresProgram = "pipeline_figures";
+inline std::vector<course::Figure> chapter_figures() {
+  return {{"pipeline_in_flight.svg", [] { return in_flight_svg(); }}};
 }
 
 #ifndef COURSE_NO_MAIN
 int main(int argc, char** argv) {
-  return figures_main(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  return course::figures_main(kFiguresProgram, chapter_figures(), argc, argv);
 }
 #endif

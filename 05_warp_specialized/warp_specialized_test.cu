@@ -165,13 +165,8 @@ TEST(HostGuideKernels, TheGuidesBatchCountDropsTheTailWhichTheChapterRefuses) {
 // ---- The concept figure, and the program that draws it -------------------------------------
 
 TEST(HostFigures, CommittedHandoffSvgIsWhatTheModelDraws) {
-  const std::string path =
-      std::filesystem::path(__FILE__).parent_path().string() + "/figures/" + kFigureName;
-  const std::string committed = course::read_text_file(path);
-  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
-  EXPECT_TRUE(committed == figure_svg())
-      << path << " differs from handoff_svg(); regenerate: "
-      << "build/05_warp_specialized/warp_specialized_figures 05_warp_specialized/figures";
+  EXPECT_TRUE(course::figures_are_fresh(kFiguresProgram, chapter_figures(),
+                                        std::filesystem::path(__FILE__).parent_path() / "figures"));
 }
 
 TEST(HostFigures, TheHandoffShowsEachWaitAndArrivalOfTheRing) {
@@ -191,19 +186,7 @@ TEST(HostFigures, TheHandoffShowsEachWaitAndArrivalOfTheRing) {
 }
 
 TEST(HostFigures, TheProgramWritesTheFigureAndRefusesBadArguments) {
-  std::ostringstream out, err;
-  EXPECT_EQ(figures_main({"--help"}, out, err), 0);
-  EXPECT_EQ(out.str().rfind("usage: warp_specialized_figures DIR", 0), 0u) << out.str();
-  EXPECT_EQ(figures_main({}, out, err), 2);
-  EXPECT_EQ(figures_main({"--out=x"}, out, err), 2);
-  EXPECT_NE(err.str().find("unknown option '--out=x'"), std::string::npos) << err.str();
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "warp_specialized_figures_test";
-  std::filesystem::remove_all(dir);
-  EXPECT_EQ(figures_main({dir.string()}, out, err), 1) << "a missing folder is an error";
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(figures_main({dir.string()}, out, err), 0) << err.str();
-  EXPECT_EQ(course::read_text_file((dir / kFigureName).string()), figure_svg());
-  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(course::figures_program_works(kFiguresProgram, chapter_figures()));
 }
 
 // ---- Reference and command line -------------------------------------------------------------

@@ -312,20 +312,10 @@ TEST(HostBoxLayout, TheRuleCheckAcceptsExactlyTheBoxesTheModelCallsLegal) {
 
 // ---- The figures and the program that draws them ---------------------------------------------
 
-std::string figures_dir() { return std::filesystem::path(__FILE__).parent_path().string() + "/figures"; }
-
-class HostFigures : public ::testing::TestWithParam<Swizzle> {};
-
-TEST_P(HostFigures, CommittedSvgIsWhatTheFunctionDraws) {
-  const std::string path = figures_dir() + "/swizzle_" + swizzle_tag(GetParam()) + ".svg";
-  const std::string committed = course::read_text_file(path);
-  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
-  EXPECT_TRUE(committed == swizzle_svg(GetParam()))
-      << path << " differs from swizzle_svg(); regenerate: build/08_swizzle/swizzle_figures 08_swizzle/figures";
+TEST(HostFigures, CommittedSvgsAreWhatTheFunctionDraws) {
+  EXPECT_TRUE(course::figures_are_fresh(kFiguresProgram, chapter_figures(),
+                                        std::filesystem::path(__FILE__).parent_path() / "figures"));
 }
-
-INSTANTIATE_TEST_SUITE_P(Modes, HostFigures, ::testing::ValuesIn(kAllSwizzles),
-                         [](const auto& info) { return swizzle_tag(info.param); });
 
 TEST(HostFigures, DrawTheSwizzledPositions) {
   // Row 1 of the 128B figure, bank group 0 holds logical chunk 1 (1 ^ 1 = 0).
@@ -334,57 +324,8 @@ TEST(HostFigures, DrawTheSwizzledPositions) {
   EXPECT_NE(svg.find("<rect x=\"118\" y=\"126\" width=\"52\" height=\"52\" fill=\"#ffffb3\""), std::string::npos);
 }
 
-struct FiguresRun {
-  int code;
-  std::string out, err;
-};
-FiguresRun run_figures(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = figures_main(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-TEST(HostFigures, HelpPrintsTheUsageAndSucceeds) {
-  for (const char* help : {"--help", "-h"}) {
-    const FiguresRun r = run_figures({help});
-    EXPECT_EQ(r.code, 0) << help;
-    EXPECT_EQ(r.out.rfind("usage: swizzle_figures DIR", 0), 0u) << r.out;
-    EXPECT_EQ(r.err, "");
-  }
-}
-
-TEST(HostFigures, AnUnknownOptionIsOneLineNamingTheRule) {
-  const FiguresRun r = run_figures({"--output=figures"});
-  EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find("unknown option '--output=figures'"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("the only option is --help"), std::string::npos) << r.err;
-  EXPECT_EQ(run_figures({}).code, 2);
-  EXPECT_EQ(run_figures({"a", "b"}).code, 2);
-}
-
-TEST(HostFigures, AMissingFolderIsAClearError) {
-  const std::string missing = (std::filesystem::temp_directory_path() / "swizzle_figures_no_such_folder").string();
-  std::filesystem::remove_all(missing);
-  const FiguresRun r = run_figures({missing});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("no folder '" + missing + "' to write into"), std::string::npos) << r.err;
-  EXPECT_FALSE(std::filesystem::exists(missing)) << "nothing is created";
-}
-
-TEST(HostFigures, WritesEveryModeIntoTheFolder) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "swizzle_figures_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const FiguresRun r = run_figures({dir.string()});
-  EXPECT_EQ(r.code, 0) << r.err;
-  for (Swizzle mode : kAllSwizzles) {
-    const std::string path = (dir / ("swizzle_" + swizzle_tag(mode) + ".svg")).string();
-    EXPECT_TRUE(course::read_text_file(path) == swizzle_svg(mode)) << path;
-    EXPECT_NE(r.out.find("wrote " + path), std::string::npos) << r.out;
-  }
-  std::filesystem::remove_all(dir);
+TEST(HostFigures, TheProgramWritesEveryModeAndRefusesBadArguments) {
+  EXPECT_TRUE(course::figures_program_works(kFiguresProgram, chapter_figures()));
 }
 
 // ---- The bank model -------------------------------------------------------------------------

@@ -3,13 +3,11 @@
 //   device_tensormap_figures DIR   ->  DIR/map_life.svg
 //   build/09_device_tensormap/device_tensormap_figures 09_device_tensormap/figures
 // The host tests HostFigures compare the committed file with the same function, byte for byte.
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "course/figures.hpp"
 #include "device_tensormap_model.hpp"
 
 // Escapes the characters SVG text cannot hold as they are.
@@ -71,36 +69,14 @@ inline std::string map_life_svg() {
   return svg.str();
 }
 
-// The program without its process: arguments in, exit code out (0 written or --help, 1 could not
-// write, 2 bad command line), messages on `out` and `err`.
-inline int figures_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const char* const usage = "usage: device_tensormap_figures DIR\n  writes DIR/map_life.svg\n";
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
-  if (args.size() != 1 || (!args[0].empty() && args[0][0] == '-')) {
-    err << "device_tensormap_figures: expected one argument, the folder to write into\n" << usage;
-    return 2;
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(args[0], error)) {
-    err << "device_tensormap_figures: no folder '" << args[0] << "' to write into (create it first)\n";
-    return 1;
-  }
-  const std::string path = args[0] + "/map_life.svg";
-  std::ofstream file(path, std::ios::binary);
-  file << map_life_svg();
-  if (!file) {
-    err << "device_tensormap_figures: cannot write " << path << '\n';
-    return 1;
-  }
-  out << "wrote " << path << '\n';
-  return 0;
+// The program's figures: what course::figures_main() writes and HostFigures checks.
+constexpr const char* kFiguresProgram = "device_tensormap_figures";
+inline std::vector<course::Figure> chapter_figures() {
+  return {{"map_life.svg", map_life_svg}};
 }
 
 #ifndef COURSE_NO_MAIN
 int main(int argc, char** argv) {
-  return figures_main(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  return course::figures_main(kFiguresProgram, chapter_figures(), argc, argv);
 }
 #endif

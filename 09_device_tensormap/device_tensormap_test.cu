@@ -4,7 +4,7 @@
 // against the driver's, the guide's __device__ variable, and a stale byte count after a
 // replaced box diagnosed, not hung.
 #include "device_tensormap_lab.cu"  // the lab, which brings the lesson and the model
-#include "device_tensormap_figures.cpp"  // map_life_svg(), figures_main()
+#include "device_tensormap_figures.cpp"  // map_life_svg(), chapter_figures()
 
 #include <gtest/gtest.h>
 
@@ -292,15 +292,9 @@ TEST(HostMapLife, AMissingOrMisorderedFenceLeavesTheReadStale) {
   EXPECT_EQ(first_stale_read(late_edit), use + 1);
 }
 
-std::string figures_dir() { return std::filesystem::path(__FILE__).parent_path().string() + "/figures"; }
-
 TEST(HostFigures, CommittedSvgIsWhatTheFunctionDraws) {
-  const std::string path = figures_dir() + "/map_life.svg";
-  std::ifstream file(path, std::ios::binary);
-  const std::string committed((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  EXPECT_TRUE(committed == map_life_svg())
-      << path << " differs from map_life_svg(); regenerate: "
-      << "build/09_device_tensormap/device_tensormap_figures 09_device_tensormap/figures";
+  EXPECT_TRUE(course::figures_are_fresh(kFiguresProgram, chapter_figures(),
+                                        std::filesystem::path(__FILE__).parent_path() / "figures"));
 }
 
 TEST(HostFigures, EveryStepAndTheFencesAreDrawn) {
@@ -310,12 +304,8 @@ TEST(HostFigures, EveryStepAndTheFencesAreDrawn) {
   EXPECT_NE(svg.find("width=\"100%\""), std::string::npos);
 }
 
-TEST(HostFigures, BadArgumentsAreOneLineAndNonZero) {
-  std::ostringstream out, err;
-  EXPECT_EQ(figures_main({}, out, err), 2);
-  EXPECT_EQ(figures_main({"--bogus"}, out, err), 2);
-  EXPECT_EQ(figures_main({"/nonexistent/folder"}, out, err), 1);
-  EXPECT_EQ(figures_main({"--help"}, out, err), 0);
+TEST(HostFigures, TheProgramWritesTheFigureAndRefusesBadArguments) {
+  EXPECT_TRUE(course::figures_program_works(kFiguresProgram, chapter_figures()));
 }
 
 // ---- PTX's numbers for the fields ------------------------------------------------------------

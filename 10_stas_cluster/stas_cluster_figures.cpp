@@ -6,18 +6,15 @@
 //   build/10_stas_cluster/stas_cluster_figures 10_stas_cluster/figures
 // The host test HostFigures compares the committed file with the same function, byte for byte.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "course/figures.hpp"
 #include "stas_cluster_model.hpp"
 
 constexpr int kFigureStages = 2;      // the lesson's stas_ring
 constexpr int kFigureIterations = 6;  // three uses of each buffer
 constexpr unsigned kFigureSender = 2;  // the pair drawn in detail: rank 2 writes into rank 3
-constexpr const char* kFigureName = "ring_10_stas_cluster.svg";
 
 template <int kStages>
 std::string ring_svg(int num_iterations, unsigned sender) {
@@ -193,49 +190,15 @@ std::string ring_svg(int num_iterations, unsigned sender) {
   return svg;
 }
 
-inline std::string figure_svg() {
-  return ring_svg<kFigureStages>(kFigureIterations, kFigureSender);
-}
-
-// The program without its process: arguments in, exit code out (0 written or --help, 1 could not
-// write, 2 bad command line), messages on `out` and `err`.
-inline int figures_main(const std::vector<std::string>& args, std::ostream& out,
-                        std::ostream& err) {
-  const char* const usage = "usage: stas_cluster_figures DIR\n"
-                            "  writes DIR/ring_10_stas_cluster.svg\n";
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
-  if (args.size() != 1) {
-    err << "stas_cluster_figures: expected one argument, the folder to write into (got "
-        << args.size() << ")\n"
-        << usage;
-    return 2;
-  }
-  const std::string& dir = args[0];
-  if (!dir.empty() && dir[0] == '-') {
-    err << "stas_cluster_figures: unknown option '" << dir << "': the only option is --help\n";
-    return 2;
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(dir, error)) {
-    err << "stas_cluster_figures: no folder '" << dir << "' to write into (create it first)\n";
-    return 1;
-  }
-  const std::string path = dir + "/" + kFigureName;
-  std::ofstream file(path, std::ios::binary);
-  file << figure_svg();
-  if (!file) {
-    err << "stas_cluster_figures: cannot write " << path << '\n';
-    return 1;
-  }
-  out << "wrote " << path << '\n';
-  return 0;
+// The program's figures: what course::figures_main() writes and HostFigures checks.
+constexpr const char* kFiguresProgram = "stas_cluster_figures";
+inline std::vector<course::Figure> chapter_figures() {
+  return {{"ring_10_stas_cluster.svg",
+           [] { return ring_svg<kFigureStages>(kFigureIterations, kFigureSender); }}};
 }
 
 #ifndef COURSE_NO_MAIN
 int main(int argc, char** argv) {
-  return figures_main(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  return course::figures_main(kFiguresProgram, chapter_figures(), argc, argv);
 }
 #endif

@@ -288,13 +288,8 @@ TEST(HostRingProtocol, OneArrivalPerBlockOnACountOfEightDeadlocks) {
 // ---- The concept figure, and the program that draws it ---------------------------------------
 
 TEST(HostFigures, CommittedRingSvgIsWhatTheModelDraws) {
-  const std::string path =
-      std::filesystem::path(__FILE__).parent_path().string() + "/figures/" + kFigureName;
-  const std::string committed = course::read_text_file(path);
-  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
-  EXPECT_TRUE(committed == figure_svg())
-      << path << " differs from ring_svg(); regenerate: "
-      << "build/10_stas_cluster/stas_cluster_figures 10_stas_cluster/figures";
+  EXPECT_TRUE(course::figures_are_fresh(kFiguresProgram, chapter_figures(),
+                                        std::filesystem::path(__FILE__).parent_path() / "figures"));
 }
 
 TEST(HostFigures, TheRingShowsWhoWritesWhomEachBarrierAndEveryWait) {
@@ -336,22 +331,7 @@ TEST(HostFigures, TheDrawingFollowsTheModelsStagesAndPair) {
 }
 
 TEST(HostFigures, TheProgramWritesTheFigureAndRefusesBadArguments) {
-  std::ostringstream out, err;
-  EXPECT_EQ(figures_main({"--help"}, out, err), 0);
-  EXPECT_EQ(out.str().rfind("usage: stas_cluster_figures DIR", 0), 0u) << out.str();
-  EXPECT_EQ(figures_main({}, out, err), 2);
-  EXPECT_EQ(figures_main({"a", "b"}, out, err), 2);
-  EXPECT_EQ(figures_main({"--out=x"}, out, err), 2);
-  EXPECT_TRUE(contains(err.str(), "unknown option '--out=x'")) << err.str();
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / "stas_cluster_figures_test";
-  std::filesystem::remove_all(dir);
-  EXPECT_EQ(figures_main({dir.string()}, out, err), 1) << "a missing folder is an error";
-  EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing is created";
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(figures_main({dir.string()}, out, err), 0) << err.str();
-  EXPECT_EQ(course::read_text_file((dir / kFigureName).string()), figure_svg());
-  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(course::figures_program_works(kFiguresProgram, chapter_figures()));
 }
 
 // ---- The variant tables -----------------------------------------------------------------------

@@ -4,14 +4,12 @@
 // For compute capability 9.0 (the H100) and 12.0 (the guide's example) it draws the unified data
 // cache, the shared-memory capacities a carveout can select, and for a few percentages what they
 // ask for and the capacity they get (the next larger one). The host tests HostFigures compare
-// the committed file with the same function, byte for byte, and run figures_main().
+// the committed file with the same function, byte for byte, and run its command line.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "course/figures.hpp"
 #include "carveout_model.hpp"
 
 namespace figure {
@@ -123,47 +121,14 @@ inline std::string carveout_rounding_svg() {
   return svg;
 }
 
-// The program without its process: arguments in, exit code out (0 written or --help, 1 could not
-// write, 2 bad command line), messages on `out` and `err`.
-inline int figures_main(const std::vector<std::string>& args, std::ostream& out,
-                        std::ostream& err) {
-  const char* const usage =
-      "usage: carveout_figures DIR\n"
-      "  writes DIR/carveout_rounding.svg: the capacities and the rounding of a percentage\n";
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
-  if (args.size() != 1) {
-    err << "carveout_figures: expected one argument, the folder to write into (got "
-        << args.size() << ")\n"
-        << usage;
-    return 2;
-  }
-  const std::string& dir = args[0];
-  if (!dir.empty() && dir[0] == '-') {
-    err << "carveout_figures: unknown option '" << dir
-        << "': the only option is --help; the argument is a folder\n";
-    return 2;
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(dir, error)) {
-    err << "carveout_figures: no folder '" << dir << "' to write into (create it first)\n";
-    return 1;
-  }
-  const std::string path = dir + "/carveout_rounding.svg";
-  std::ofstream file(path, std::ios::binary);
-  file << carveout_rounding_svg();
-  if (!file) {
-    err << "carveout_figures: cannot write " << path << '\n';
-    return 1;
-  }
-  out << "wrote " << path << '\n';
-  return 0;
+// The program's figures: what course::figures_main() writes and HostFigures checks.
+constexpr const char* kFiguresProgram = "carveout_figures";
+inline std::vector<course::Figure> chapter_figures() {
+  return {{"carveout_rounding.svg", carveout_rounding_svg}};
 }
 
 #ifndef COURSE_NO_MAIN
 int main(int argc, char** argv) {
-  return figures_main(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  return course::figures_main(kFiguresProgram, chapter_figures(), argc, argv);
 }
 #endif

@@ -5,12 +5,10 @@
 // B tile it loads, the ctaMask each slice goes to, and what its two barriers expect per stage.
 // The host tests HostFigures compare the committed file with the same function, byte for byte.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "course/figures.hpp"
 #include "tma_multicast_model.hpp"
 
 namespace figure {
@@ -79,44 +77,14 @@ inline std::string multicast_masks_svg() {
   return svg;
 }
 
-inline int figures_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const char* const usage =
-      "usage: multicast_figures DIR\n"
-      "  writes DIR/multicast_masks.svg: a 2 x 2 cluster's slices, masks and barrier counts\n";
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    out << usage;
-    return 0;
-  }
-  if (args.size() != 1) {
-    err << "multicast_figures: expected one argument, the folder to write into (got "
-        << args.size() << ")\n"
-        << usage;
-    return 2;
-  }
-  const std::string& dir = args[0];
-  if (!dir.empty() && dir[0] == '-') {
-    err << "multicast_figures: unknown option '" << dir
-        << "': the only option is --help; the argument is a folder\n";
-    return 2;
-  }
-  std::error_code error;
-  if (!std::filesystem::is_directory(dir, error)) {
-    err << "multicast_figures: no folder '" << dir << "' to write into (create it first)\n";
-    return 1;
-  }
-  const std::string path = dir + "/multicast_masks.svg";
-  std::ofstream file(path, std::ios::binary);
-  file << multicast_masks_svg();
-  if (!file) {
-    err << "multicast_figures: cannot write " << path << '\n';
-    return 1;
-  }
-  out << "wrote " << path << '\n';
-  return 0;
+// The program's figures: what course::figures_main() writes and HostFigures checks.
+constexpr const char* kFiguresProgram = "multicast_figures";
+inline std::vector<course::Figure> chapter_figures() {
+  return {{"multicast_masks.svg", multicast_masks_svg}};
 }
 
 #ifndef COURSE_NO_MAIN
 int main(int argc, char** argv) {
-  return figures_main(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  return course::figures_main(kFiguresProgram, chapter_figures(), argc, argv);
 }
 #endif

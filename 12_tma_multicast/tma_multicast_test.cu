@@ -810,13 +810,8 @@ TEST_F(Sm90a_TmaMulticastDiagnosis, EmptyCountWithoutTheMinusOneIsDiagnosedNotHu
 // ---- The concept figure and the program that draws it -----------------------------------------
 
 TEST(HostFigures, CommittedSvgIsWhatTheFunctionDraws) {
-  const std::string path =
-      std::filesystem::path(__FILE__).parent_path().string() + "/figures/multicast_masks.svg";
-  const std::string committed = course::read_text_file(path);
-  ASSERT_FALSE(committed.empty()) << "cannot read " << path;
-  EXPECT_TRUE(committed == multicast_masks_svg())
-      << path << " differs from multicast_masks_svg(); regenerate: "
-      << "build/12_tma_multicast/multicast_figures 12_tma_multicast/figures";
+  EXPECT_TRUE(course::figures_are_fresh(kFiguresProgram, chapter_figures(),
+                                        std::filesystem::path(__FILE__).parent_path() / "figures"));
 }
 
 TEST(HostFigures, DrawsTheModelsMasksAndCounts) {
@@ -830,18 +825,8 @@ TEST(HostFigures, DrawsTheModelsMasksAndCounts) {
   EXPECT_NE(svg.find("empty: 24 arrivals"), std::string::npos) << svg;
 }
 
-TEST(HostFigures, BadCommandLinesAreOneLineNamingTheRule) {
-  std::ostringstream out, err;
-  EXPECT_EQ(figures_main({"--help"}, out, err), 0);
-  EXPECT_EQ(out.str().rfind("usage: multicast_figures DIR", 0), 0u) << out.str();
-  std::ostringstream out2, err2;
-  EXPECT_EQ(figures_main({"--output=figures"}, out2, err2), 2);
-  EXPECT_NE(err2.str().find("unknown option '--output=figures'"), std::string::npos) << err2.str();
-  std::ostringstream out3, err3;
-  EXPECT_EQ(figures_main({}, out3, err3), 2);
-  std::ostringstream out4, err4;
-  EXPECT_EQ(figures_main({"/no/such/folder/for/figures"}, out4, err4), 1);
-  EXPECT_NE(err4.str().find("no folder"), std::string::npos) << err4.str();
+TEST(HostFigures, TheProgramWritesTheFigureAndRefusesBadArguments) {
+  EXPECT_TRUE(course::figures_program_works(kFiguresProgram, chapter_figures()));
 }
 
 }  // namespace
