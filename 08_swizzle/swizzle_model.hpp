@@ -397,9 +397,10 @@ inline std::string swizzle_svg(Swizzle mode) {
     std::snprintf(text, sizeof text, format, args...);
     svg += text;
   };
-  put("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-      "font-family=\"DejaVu Sans, Arial, sans-serif\">\n",
-      width, height, width, height);
+  // A viewBox and a relative width: the figure scales to its column (readable on a phone).
+  put("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" width=\"100%%\" "
+      "style=\"max-width:%dpx\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n",
+      width, height, width);
   put("<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
   put("<text x=\"%d\" y=\"24\" font-size=\"17\" font-weight=\"bold\">%s</text>\n", 12, swizzle_name(mode));
   if (mode == Swizzle::none) {
@@ -410,9 +411,9 @@ inline std::string swizzle_svg(Swizzle mode) {
         12, span_bytes(mode), repeat_bytes(mode));
   }
   for (int p = 0; p < kRowChunks; ++p) {
-    put("<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">banks</text>\n", kLeft + p * kCell + kCell / 2,
+    put("<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">banks</text>\n", kLeft + p * kCell + kCell / 2,
         kTop - 20);
-    put("<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%d-%d</text>\n", kLeft + p * kCell + kCell / 2,
+    put("<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%d-%d</text>\n", kLeft + p * kCell + kCell / 2,
         kTop - 7, 4 * p, 4 * p + 3);
   }
   for (int row = 0; row < kRows; ++row) {
@@ -428,11 +429,10 @@ inline std::string swizzle_svg(Swizzle mode) {
           y + kCell / 2 + 6, chunk);
     }
   }
-  put("<text x=\"%d\" y=\"%d\" font-size=\"11\">Each cell: the logical 16-byte chunk stored in that bank group "
-      "of that 128-byte row.</text>\n",
+  put("<text x=\"%d\" y=\"%d\" font-size=\"12\">Each cell: the logical 16-byte chunk stored in that "
+      "bank group.</text>\n",
       12, kTop + kRows * kCell + 26);
-  put("<text x=\"%d\" y=\"%d\" font-size=\"11\">Drawn from swizzled_chunk() (swizzle_model.hpp) by "
-      "swizzle_figures.</text>\n",
+  put("<text x=\"%d\" y=\"%d\" font-size=\"12\">Drawn from swizzled_chunk() (swizzle_model.hpp).</text>\n",
       12, kTop + kRows * kCell + 44);
   svg += "</svg>\n";
   return svg;
