@@ -6,14 +6,12 @@
 // buffer is free again), waited on by phase parity. Three versions: `minimal` (cuda::barrier
 // pairs, plain waits), `pipeline` (a partitioned cuda::pipeline) and `mbarrier` (raw mbarriers,
 // a {stage, phase} cursor and bounded waits: the ring chapters 06-09 build on).
-// From 04: no thread both copies and computes any more. Needs compute capability 8.0+.
-// Run: build/05_warp_specialized/warp_specialized [--bench] [--variant=NAME]; 1 and 4 buffers:
-//      build/05_warp_specialized/warp_specialized_lab.
+// From 04: no thread both copies and computes any more. Needs compute capability 8.0+. Run:
+// build/05_warp_specialized/warp_specialized [--bench] [--variant=NAME]; the lab: *_lab.
 // Guide: 4.11.1.3 and 4.10 Pipelines, https://docs.nvidia.com/cuda/cuda-programming-guide/
 //        04-special-topics/async-copies.html#producer-consumer-pattern-through-warp-specialization
-// API: cuda::barrier, cuda::make_pipeline (partitioned), cuda::pipeline_shared_state, and
-//      cuda::ptx::mbarrier_init / mbarrier_arrive: https://nvidia.github.io/cccl/libcudacxx/
-//      PTX mbarrier, cp.async.mbarrier.arrive: docs.nvidia.com/cuda/parallel-thread-execution
+// API: cuda::barrier, cuda::make_pipeline, cuda::ptx (nvidia.github.io/cccl/libcudacxx); PTX
+//      mbarrier, cp.async.mbarrier.arrive: docs.nvidia.com/cuda/parallel-thread-execution
 #include <cooperative_groups.h>
 #include <cuda/barrier>
 #include <cuda/pipeline>
@@ -90,6 +88,8 @@ __global__ void __launch_bounds__(kBlockThreads)
       init(&full_bar[stage], kProducerThreads);   // every producer lane arrives once per batch
       init(&empty_bar[stage], kConsumerThreads);  // every consumer thread arrives once per batch
     }
+    // 9.0: the copies are bulk copies completing through the async proxy: fence init() toward it
+    NV_IF_TARGET(NV_PROVIDES_SM_90, (cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);));
   }
   __syncthreads();  // no thread touches a barrier before it is initialised
   const bool is_producer_warp = threadIdx.x < kWarpThreads;
