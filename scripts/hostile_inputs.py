@@ -232,7 +232,7 @@ def markdown(results, build):
         if row.topic != topic:  # one table per topic
             topic = row.topic
             out += ["", f"## {topic[0].upper() + topic[1:]}", "", "| # | input | exit | message |", "| ---: | --- | ---: | --- |"]
-        cell = message.replace("|", "\\|").replace("`", "'")
+        cell = message.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")  # a backslash shown, not a command
         note = f" ({row.note})" if row.note else ""
         machine = " (machine)" if row.machine else ""
         out.append(f"| {i}{machine} | `{shown_argv(row, build)}`{note} | {code} | {cell} |")
