@@ -73,7 +73,7 @@ def main():
                 rows.append((student.name, "", f"no results{': ' + first if first else ''}"))
                 totals["no results"] = totals.get("no results", 0) + 1
         with open(out / "class.csv", "w", newline="") as handle:
-            writer = csv.writer(handle)
+            writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(["student", "exercise", "verdict"])
             writer.writerows(rows)
         students = len({row[0] for row in rows})
