@@ -8,7 +8,8 @@ example ring_cursor); a path to its starter or test is taken too. The first run 
 build folder (build-exercises/, the exercises preset's settings) for that exercise's chapter
 only; a later run for another chapter adds it. Then the exercise's own target is built, so a
 changed starter is always recompiled, and its test program runs. Printed: the verdict, and for a
-failing exercise the sentences its failed checks say (not the test framework's expressions).
+failing exercise the sentences its failed checks say (not the test framework's expressions); an
+assignment's speed check adds the measured speed, as a ratio to cudaMemcpy, passed or failed.
 
 Exit status: 0 the exercise passes, 1 it fails (or does not compile), 77 not graded here (the
 machine lacks what its GPU checks need), 2 NAME is not an exercise.
@@ -278,6 +279,7 @@ def main():
     for match in re.finditer(r": Skipped\n(.+)", run.stdout):
         if match[1].strip() not in reasons:
             reasons.append(match[1].strip())
+    speeds = [f"speed ({t['name']}): {t['speed']}" for t in tests if t.get("speed")]
     failed = [t for t in tests if t.get("failures")]
     skipped = [t for t in tests if t.get("result") == "SKIPPED" and not t.get("failures")]
     passed = len(tests) - len(failed) - len(skipped)
@@ -297,6 +299,9 @@ def main():
                         more += 1
         if more:
             print(f"  ... and {more} more")
+        for line in speeds:
+            if not any(line.split(": ", 1)[1] in sentence for sentence in shown):
+                print("  " + line)
         if skipped:
             print(f"  ({len(skipped)} GPU checks not graded here: {'; '.join(reasons) or 'skipped'})")
         return 1
@@ -309,6 +314,8 @@ def main():
               f"{'; '.join(reasons) or 'no reason printed'}")
         return SKIP_CODE
     print(f"{name}: done: all {len(tests)} checks pass")
+    for line in speeds:
+        print("  " + line)
     return 0
 
 

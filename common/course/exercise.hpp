@@ -12,14 +12,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iomanip>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "course/bandwidth.hpp"
 #include "course/buffer.hpp"
 #include "course/check.hpp"
+#include "course/device.hpp"
 #include "course/pattern.hpp"
 #include "course/testing.hpp"
 #include "course/wait_limit.hpp"
@@ -121,6 +125,91 @@ inline std::string attempt_smoothed_batches(const std::string& run, std::size_t 
   return "";
 }
 
+
+/// How an assignment's speed is measured: the median of this many timed launches (after three
+/// untimed ones), against the median of as many `cudaMemcpy` device-to-device copies of the same
+/// bytes in the same process.
+constexpr int kSpeedIters = 20;
+
+/// An assignment's kernel timed against `cudaMemcpy` device-to-device of the same bytes.
+struct SpeedMeasure {
+  double ratio = 0;        ///< memcpy's median time over the kernel's: 1.0 is copy speed
+  double kernel_gbps = 0;  ///< bytes read plus bytes written per second, 10^9
+  double memcpy_gbps = 0;
+  std::size_t num_bytes = 0;
+  std::string device;
+};
+
+/// Times @p launch (it reads @p num_bytes and writes @p num_bytes) and `cudaMemcpy` of
+/// @p num_bytes, kSpeedIters times each, on device 0.
+template <class Launch>
+SpeedMeasure measure_speed(std::size_t num_bytes, Launch&& launch) {
+  SpeedMeasure speed;
+  speed.num_bytes = num_bytes;
+  speed.device = query_device().name;
+  const Bandwidth kernel = measure_bandwidth(launch, 2 * num_bytes, kSpeedIters);
+  const Bandwidth memcpy = measure_memcpy_d2d(num_bytes, kSpeedIters);
+  speed.kernel_gbps = kernel.gbps;
+  speed.memcpy_gbps = memcpy.gbps;
+  speed.ratio = kernel.ms > 0 ? memcpy.ms / kernel.ms : 0.0;
+  return speed;
+}
+
+/// One line for the student, such as "0.934x cudaMemcpy device-to-device on NVIDIA H200
+/// (4,015 of 4,299 GB/s over 512 MiB; the floor is 0.90x)".
+inline std::string speed_sentence(const SpeedMeasure& speed, double floor) {
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(3) << speed.ratio << "x cudaMemcpy device-to-device on " << speed.device
+       << " (" << std::setprecision(0) << speed.kernel_gbps << " of " << speed.memcpy_gbps << " GB/s over "
+       << speed.num_bytes / (1024 * 1024) << " MiB; the floor is " << std::setprecision(2) << floor << "x)";
+  return line.str();
+}
+
+/// Where a speed check's child process leaves its sentence for the test process to report:
+/// a file named after the running test, in the working folder (both processes run the same test
+/// in the same folder, so both name the same file).
+inline std::string speed_record_path() {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::string("speed_") + test->test_suite_name() + "." + test->name() + ".txt";
+}
+
+/// The attempt of a speed check (for attempt_and_exit): @p check_once launches the assignment's
+/// kernel once on its own input and returns "" when the output is right (a wrong kernel is not
+/// timed); then @p launch is timed by measure_speed over @p num_bytes. The speed sentence goes to
+/// speed_record_path() and to stderr.
+/// @return "" when the ratio is at least @p floor; else a sentence naming the ratio, the floor
+///         and @p hint (what usually makes the difference).
+template <class CheckOnce, class Launch>
+std::string attempt_speed(std::size_t num_bytes, double floor, const std::string& hint, CheckOnce&& check_once,
+                          Launch&& launch) {
+  const std::string problem = check_once();
+  if (!problem.empty()) return "before timing it, the kernel's output was checked: " + problem;
+  const SpeedMeasure speed = measure_speed(num_bytes, launch);
+  const std::string sentence = speed_sentence(speed, floor);
+  std::ofstream(speed_record_path()) << sentence << "\n";
+  std::fprintf(stderr, "speed: %s\n", sentence.c_str());
+  if (speed.ratio >= floor) return "";
+  std::ostringstream line;
+  line << "your kernel is right but slow: it runs at " << std::fixed << std::setprecision(3) << speed.ratio
+       << "x the speed of cudaMemcpy device-to-device on this GPU, and the assignment asks for at least "
+       << std::setprecision(2) << floor << "x; " << hint;
+  return line.str();
+}
+
+/// Reports the speed sentence a speed check's child left (see attempt_speed): as the test's
+/// property "speed" (scripts/exercise.py prints it) and on stdout; then removes the file.
+inline void report_speed_record() {
+  const std::string path = speed_record_path();
+  std::ifstream file(path);
+  std::string sentence;
+  if (file && std::getline(file, sentence) && !sentence.empty()) {
+    ::testing::Test::RecordProperty("speed", sentence);
+    std::printf("speed: %s\n", sentence.c_str());
+  }
+  file.close();
+  std::remove(path.c_str());
+}
+
 }  // namespace course
 
 /// Expects @p attempt_lambda (see course::attempt_and_exit) to succeed in a child process; when
@@ -132,4 +221,19 @@ inline std::string attempt_smoothed_batches(const std::string& run, std::size_t 
     const ::course::TrapLock course_trap_lock;                                                         \
     EXPECT_EXIT(::course::attempt_and_exit(attempt_lambda), ::testing::ExitedWithCode(0), "exercise: right") \
         << "the exercise's kernel did not produce the right result; what it printed is above";        \
+  } while (0)
+
+/// Expects a speed check (an @p attempt_lambda that returns course::attempt_speed(...)) to pass in
+/// a child process: the kernel right, then at least its floor times cudaMemcpy's speed. The
+/// measured ratio is reported either way (course::report_speed_record).
+#define COURSE_EXPECT_FAST_ENOUGH(attempt_lambda)                                                      \
+  do {                                                                                                 \
+    GTEST_FLAG_SET(death_test_style, "threadsafe");                                                    \
+    std::remove(::course::speed_record_path().c_str());                                                \
+    {                                                                                                  \
+      const ::course::TrapLock course_trap_lock;                                                       \
+      EXPECT_EXIT(::course::attempt_and_exit(attempt_lambda), ::testing::ExitedWithCode(0), "exercise: right") \
+          << "the assignment's kernel is wrong or below its speed floor; what it printed is above";    \
+    }                                                                                                  \
+    ::course::report_speed_record();                                                                   \
   } while (0)
