@@ -1,0 +1,113 @@
+// Grades assignment 2 (chapter 05): each run is a child process (a bounded wait that stops the
+// kernel must not take the test process with it) on a position-dependent pattern, with the
+// output poisoned and a poisoned guard band after it. Sizes: one batch (fewer than the stages),
+// one batch per stage, one refill, a ragged last round through one block and through two, and
+// many batches over the whole GPU. Every output word is compared with the host's smoothing and
+// the guard band must keep its poison. A kernel still running long after any bounded wait would
+// have fired is stuck in a wait that is not bounded; the child then says so and ends.
+// Then the speed: checked once, then timed against cudaMemcpy device-to-device over 512 MiB.
+#include COURSE_EXERCISE
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "course/buffer.hpp"
+#include "course/check.hpp"
+#include "course/exercise.hpp"
+#include "course/pattern.hpp"
+#include "course/wait.cuh"
+
+namespace {
+
+using exercise::kBatchElems;
+
+// The floor on the GPU that runs the check: the kernel's median time against cudaMemcpy's.
+constexpr double kSpeedFloor = 0.90;
+constexpr std::size_t kSpeedBytes = std::size_t{512} << 20;  // at least twice any Hopper's L2
+constexpr std::size_t kGuardElems = 64;  // after the output: no store may reach them
+
+// One run of the kernel on num_batches batches through at most max_blocks blocks (0: the
+// launcher's grid). "" when every output word is right and the guard band kept its poison.
+std::string attempt(std::size_t num_batches, unsigned max_blocks) {
+  course::start_unbounded_wait_watchdog(
+      COURSE_WAIT_LIMIT_NS, ", a wait on full_bar or empty_bar without course::bounded_wait_parity "
+                            "(the spec asks for both to be bounded, naming barrier, stage, parity)");
+  const std::string run = std::to_string(num_batches) + " batches, " +
+                          (max_blocks == 0 ? std::string("the launcher's grid")
+                                           : "at most " + std::to_string(max_blocks) + " block(s)");
+  const std::size_t num_elems = num_batches * kBatchElems;
+  std::string guard_problem;
+  const std::string problem = course::attempt_smoothed_batches(
+      run, num_batches, kBatchElems, exercise::smooth,
+      [&](const std::uint32_t* gmem_in, std::uint32_t* gmem_out) {
+        // The kernel writes into a longer buffer; its first num_elems words are then checked.
+        course::DeviceBuffer<std::uint32_t> guarded(num_elems + kGuardElems);
+        guarded.fill_bytes(course::kPoisonByte);
+        exercise::launch_producer_consumer(gmem_in, guarded.data(), num_batches, max_blocks);
+        COURSE_CHECK(cudaGetLastError());
+        COURSE_CHECK(cudaDeviceSynchronize());
+        COURSE_CHECK(cudaMemcpy(gmem_out, guarded.data(), num_elems * sizeof(std::uint32_t),
+                                cudaMemcpyDeviceToDevice));
+        std::vector<std::uint32_t> guard(kGuardElems);
+        COURSE_CHECK(cudaMemcpy(guard.data(), guarded.data() + num_elems,
+                                kGuardElems * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+        for (std::size_t i = 0; i < kGuardElems; ++i) {
+          if (guard[i] == course::poison_value<std::uint32_t>()) continue;
+          guard_problem = run + ": the guard word " + std::to_string(i) +
+                          " after the output was written, past the last batch";
+          break;
+        }
+      },
+      [](std::uint32_t) -> std::string {
+        return ": not the smoothing of this batch's words as the input holds them (read from a "
+               "stage before its batch landed, after it was refilled, or the wrong neighbours)";
+      });
+  return problem.empty() ? guard_problem : problem;
+}
+
+class Sm80_AssignmentProducerConsumer : public course::GpuTest {
+ protected:
+  Sm80_AssignmentProducerConsumer() : GpuTest({8, 0, false, "cp.async (LDGSTS) and mbarrier"}) {}
+};
+
+TEST_F(Sm80_AssignmentProducerConsumer, OneBatch) {
+  COURSE_EXPECT_ATTEMPT_RIGHT([] { return attempt(1, 0); });
+}
+TEST_F(Sm80_AssignmentProducerConsumer, OneBatchPerStage) {
+  COURSE_EXPECT_ATTEMPT_RIGHT([] { return attempt(exercise::kStages, 1); });
+}
+TEST_F(Sm80_AssignmentProducerConsumer, OneRefill) {
+  COURSE_EXPECT_ATTEMPT_RIGHT([] { return attempt(exercise::kStages + 1, 1); });
+}
+TEST_F(Sm80_AssignmentProducerConsumer, ManyRoundsThroughOneBlock) {
+  COURSE_EXPECT_ATTEMPT_RIGHT([] { return attempt(101, 1); });
+}
+TEST_F(Sm80_AssignmentProducerConsumer, ManyRoundsThroughTwoBlocks) {
+  COURSE_EXPECT_ATTEMPT_RIGHT([] { return attempt(203, 2); });
+}
+TEST_F(Sm80_AssignmentProducerConsumer, ManyBatchesOverTheWholeGpu) {
+  COURSE_EXPECT_ATTEMPT_RIGHT([] { return attempt(10007, 0); });
+}
+
+TEST_F(Sm80_AssignmentProducerConsumer, FastEnough) {
+  COURSE_EXPECT_FAST_ENOUGH([] {
+    const std::size_t num_batches = kSpeedBytes / (kBatchElems * sizeof(std::uint32_t));
+    course::DeviceBuffer<std::uint32_t> gmem_in(num_batches * kBatchElems);
+    course::DeviceBuffer<std::uint32_t> gmem_out(num_batches * kBatchElems);
+    gmem_in.fill_bytes(0x5A);
+    return course::attempt_speed(
+        kSpeedBytes, kSpeedFloor,
+        "what usually makes the difference is 16-byte copies and stores and enough bytes in "
+        "flight per SM (chapter 01's Little's law): keep the launcher's grid and the stages "
+        "full, and let no warp wait longer than the ring requires",
+        [&] { return attempt(num_batches, 0); },
+        [&] {
+          exercise::launch_producer_consumer(gmem_in.data(), gmem_out.data(), num_batches, 0);
+          COURSE_CHECK(cudaGetLastError());
+        });
+  });
+}
+
+}  // namespace
