@@ -14,6 +14,12 @@ assignment's speed check adds the measured speed, as a ratio to cudaMemcpy, pass
 Exit status: 0 the exercise passes, 1 it fails (or does not compile), 77 not graded here (the
 machine lacks what its GPU checks need), 2 NAME is not an exercise.
 
+Not graded here, a GPU exercise that has a recording (NN_topic/exercises/recorded/NAME.txt, written
+by scripts/record_exercises.py on a GPU that grades it) is followed by what that GPU printed for the
+untouched starter and for the solution, with the GPU and the date, within the same 30 lines; when
+the test, the solution or a chapter file it includes has changed since (the recording's hashes; the
+starter is the student's own and is not compared), it says the recording is stale.
+
     scripts/exercise.py --summary JUNIT
 
 prints the summary that ends `cmake --workflow --preset exercises` (CTest runs it after the
@@ -200,6 +206,48 @@ def show_tail(output, root, limit=20):
         print(f"  ... {len(chosen) - limit} more lines")
 
 
+MAX_LINES = 30           # everything exercise.py prints for one exercise
+MAX_LINE_CHARS = 200     # a recorded line longer than this is cut
+
+
+def recorded_block(name, test, budget):
+    """The lines that show the recording of a GPU exercise (empty when it has none), at most budget."""
+    path = test.parent / "recorded" / f"{name}.txt"
+    if not path.is_file():
+        return []
+    from recordings_fresh import changed_sources, parse  # only needed here
+    where = path.relative_to(ROOT).as_posix()
+    try:
+        recording = parse(path)
+    except (OSError, ValueError) as error:
+        return [f"(a recording of this exercise, {where}, cannot be read: {error})"]
+    fields = recording["fields"]
+    lines = [f"Recorded on {fields['gpu']}, {fields['date']} ({where}):"]
+    changes = changed_sources(ROOT, test, recording, skip_starter=True)
+    if changes:
+        lines.append(f"  stale: {'; '.join(changes[:2])}{' ...' if len(changes) > 2 else ''} since it was recorded, "
+                     "so it may differ from what this exercise prints now")
+    (starter_code, starter), (solution_code, solution) = recording["runs"]["starter"], recording["runs"]["solution"]
+    room = budget - len(lines) - 2  # the two titles
+    if len(starter) + len(solution) <= room:
+        starter_room, solution_room = len(starter), len(solution)
+    else:
+        solution_room = min(len(solution), max(3, room - len(starter)))
+        starter_room = room - solution_room
+
+    def shown(output, room):
+        cut = [line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 3] + "..." for line in output]
+        if len(cut) > room:
+            cut = cut[: max(room - 1, 0)] + [f"... {len(output) - max(room - 1, 0)} more lines in {where}"]
+        return ["    " + line for line in cut]
+
+    lines.append(f"  the untouched starter printed (exit {starter_code}):")
+    lines += shown(starter, starter_room)
+    lines.append(f"  the solution printed (exit {solution_code}):")
+    lines += shown(solution, solution_room)
+    return lines[:budget]
+
+
 def configure(build, chapter):
     """Configures build (the exercises preset) when it is missing, set otherwise or lacks chapter."""
     chapters = cache_value(build, "COURSE_ONLY_CHAPTERS")
@@ -312,6 +360,8 @@ def main():
         host = f"its {passed} host checks pass; " if passed else ""
         print(f"{name}: not graded here: {host}{len(skipped)} GPU checks skipped: "
               f"{'; '.join(reasons) or 'no reason printed'}")
+        for line in recorded_block(name, test, MAX_LINES - 1):
+            print(line)
         return SKIP_CODE
     print(f"{name}: done: all {len(tests)} checks pass")
     for line in speeds:

@@ -9,6 +9,11 @@ rebuilt, never graded from a stale program); with a typo in it, the compiler's e
 a few lines. A name that is no exercise exits 2 naming near ones.
 The exercises preset's summary (exercise.py --summary) on a made-up run of 12 chapters' exercises:
 one line per chapter's verdicts, the skip reasons grouped, the JUnit file removed once read.
+A recording shown beside "not graded here": a made-up exercise of 03_barrier whose GPU check always
+skips (so it is not graded on any machine) and a made-up recording of it, its starter's output
+longer than the screen: exercise.py exits 77 within 30 lines, naming the GPU and the date, the
+starter's first lines and how many more there are, and the solution's lines; once the student has
+edited the starter it is still fresh, and once the test has changed it says stale, naming the test.
 """
 import shutil
 import subprocess
@@ -17,6 +22,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from record_exercises import recording_text  # noqa: E402  (the recordings' own writer)
+from recordings_fresh import source_lines  # noqa: E402
 EXERCISE = "ring_cursor"
 STARTER = Path("03_barrier/exercises/ring_cursor.hpp")
 SOLUTION = Path("03_barrier/exercises/solutions/ring_cursor.hpp")
@@ -88,12 +96,73 @@ def check_summary(scratch):
     return problems
 
 
+MADE_UP = Path("03_barrier/exercises")
+MADE_UP_SKIP = "needs a GPU of compute capability 9.0 or newer for TMA; made up for this test"
+MADE_UP_TEST = f"""#include COURSE_EXERCISE
+#include <gtest/gtest.h>
+TEST(HostExerciseMadeUp, Builds) {{ EXPECT_EQ(exercise::made_up(), 0); }}
+TEST(Sm90_ExerciseMadeUp, NeedsAGpu) {{ GTEST_SKIP() << "{MADE_UP_SKIP}"; }}
+"""
+
+
+def add_made_up_exercise(tree):
+    """A made-up exercise whose GPU check skips on every machine, and a made-up recording of it."""
+    folder = tree / MADE_UP
+    (folder / "made_up.hpp").write_text("#pragma once\nnamespace exercise {\ninline int made_up() { return 0; }  "
+                                        "// TODO\n}  // namespace exercise\n")
+    (folder / "solutions" / "made_up.hpp").write_text("#pragma once\nnamespace exercise {\ninline int made_up() "
+                                                      "{ return 0; }\n}  // namespace exercise\n")
+    (folder / "made_up_test.cpp").write_text(MADE_UP_TEST)
+    starter = [f"made_up: to do: 1 of 2 checks fail ({MADE_UP}/made_up.hpp)"]
+    starter += [f"  made-up sentence {i} of the bounded wait's diagnosis" for i in range(2, 41)]
+    starter[5] += " and then a very long tail" * 20  # longer than a line should be shown
+    solution = ["made_up: done: all 2 checks pass",
+                "  speed (Sm90_ExerciseMadeUp.NeedsAGpu): 0.93 of cudaMemcpy device-to-device, passed"]
+    text = recording_text("made_up", "03_barrier", "NVIDIA H200", 90, "570.86.15", "CUDA 13.0 (nvcc V13.0.88)",
+                          "abc1234", source_lines(tree, folder / "made_up_test.cpp"),
+                          {"starter": (1, starter), "solution": (0, solution)})
+    (folder / "recorded").mkdir(exist_ok=True)
+    (folder / "recorded" / "made_up.txt").write_text(text)
+
+
+def check_recording_shown(tree):
+    problems = []
+    out, found = check(tree, "made_up", 77)
+    problems += found
+    lines = out.splitlines()
+    for want in ("made_up: not graded here:", "Recorded on NVIDIA H200, ", f"({MADE_UP}/recorded/made_up.txt):",
+                 "  the untouched starter printed (exit 1):", f"    made_up: to do: 1 of 2 checks fail ({MADE_UP}/made_up.hpp)",
+                 "  the solution printed (exit 0):", "    made_up: done: all 2 checks pass",
+                 "    speed (Sm90_ExerciseMadeUp.NeedsAGpu): 0.93 of cudaMemcpy device-to-device, passed"):
+        if not any(line.startswith(want) or want in line for line in lines):
+            problems.append(f"the recording shown lacks '{want}'")
+    if not any(line.startswith("    ... ") and line.endswith(f"more lines in {MADE_UP}/recorded/made_up.txt")
+               for line in lines):
+        problems.append("the recording's long starter output is not cut with a line saying how many more there are")
+    if any(len(line) > 220 for line in lines):
+        problems.append("a recorded line longer than 200 characters is shown whole")
+    if "stale" in out:
+        problems.append("a fresh recording is called stale")
+
+    with open(tree / MADE_UP / "made_up.hpp", "a") as starter:  # the student's work: no staleness
+        starter.write("// the student's edit\n")
+    with open(tree / MADE_UP / "made_up_test.cpp", "a") as test:  # the exercise changed: stale
+        test.write("// a changed test\n")
+    out, found = check(tree, "made_up", 77)
+    problems += found
+    stale = [line for line in out.splitlines() if "stale" in line]
+    if len(stale) != 1 or f"{MADE_UP}/made_up_test.cpp changed" not in stale[0] or "made_up.hpp" in stale[0]:
+        problems.append("a recording whose test changed is not called stale in one line naming the test (and only it)")
+    return problems
+
+
 def main():
     problems = []
     with tempfile.TemporaryDirectory(prefix="exercise_test_") as scratch:
         tree = Path(scratch) / "tree"
         problems += check_summary(Path(scratch))
         copy_tree(tree)
+        add_made_up_exercise(tree)
 
         out, found = check(tree, "ring_cursr", 2)
         problems += found
@@ -117,6 +186,8 @@ def main():
         problems += found
         if "does not compile" not in out or "error" not in out:
             problems.append("a starter that does not compile is not reported with the compiler's error")
+
+        problems += check_recording_shown(tree)
     for problem in problems:
         print("FAILED: " + problem)
     return 1 if problems else 0
