@@ -23,10 +23,12 @@
 // Check: scripts/exercise.py tma_ring
 #include <cuda/ptx>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 #include "course/check.hpp"
+#include "course/device.hpp"        // course::query_device
 #include "course/elect.cuh"         // course::elect_one_lane, course::elect_tma_leader
 #include "course/stage_cursor.hpp"  // course::StageCursor
 #include "course/wait.cuh"          // course::bounded_wait_parity
@@ -36,8 +38,10 @@ namespace exercise {
 
 namespace ptx = cuda::ptx;
 
-constexpr int kStages = 6;                      // six stages ...
-constexpr std::size_t kStageBytes = 32 * 1024;  // ... of one 32 KiB tile each
+// Six stages of one 32 KiB tile each: up to 192 KiB of loads in flight per SM (the lesson's
+// ring: 128 KiB), with one block per SM.
+constexpr int kStages = 6;
+constexpr std::size_t kStageBytes = 32 * 1024;
 constexpr std::size_t kStageElems = kStageBytes / sizeof(std::uint32_t);
 constexpr int kConsumerThreads = 256;                  // warps 1-8
 constexpr int kBlockThreads = 32 + kConsumerThreads;  // warp 0: the producer
@@ -115,25 +119,24 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-// One block per SM (the ring's shared memory allows no more), at most max_blocks (0: no limit),
-// never more blocks than tiles.
+// A persistent grid: one block per SM (on 9.0 the ring's shared memory leaves no room for a
+// second), at most max_blocks of them (0: no limit), never more blocks than tiles.
 inline void launch_tma_ring(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                             std::size_t num_bytes, unsigned max_blocks) {
   require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);  // 16-byte units, aligned: or one line
   if (num_bytes == 0) return;
-  int device = 0, num_sms = 0, optin = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (auto broken = smem_plan_problem(kSmemBytes, optin)) throw course::UsageError(*broken);
-  COURSE_CHECK(cudaFuncSetAttribute(tma_ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(kSmemBytes)));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, tma_ring_kernel,
-                                                             kBlockThreads, kSmemBytes));
-  std::size_t grid = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  static const course::DeviceInfo gpu = course::query_device();  // SMs, shared-memory opt-in
+  if (auto broken = smem_plan_problem(kSmemBytes, gpu.smem_per_block_optin)) {
+    throw course::UsageError(*broken);
+  }
+  // Over 48 KiB of shared memory per block: dynamic, and only with this opt-in, which lasts
+  // (made once, so that no timed launch waits for it).
+  static const cudaError_t opted_in = cudaFuncSetAttribute(
+      tma_ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes));
+  COURSE_CHECK(opted_in);
+  std::size_t grid = static_cast<std::size_t>(gpu.sm_count);
   if (max_blocks != 0 && max_blocks < grid) grid = max_blocks;
-  const std::size_t num_tiles = num_tiles_of(num_bytes, kStageBytes);
-  if (num_tiles < grid) grid = num_tiles;
+  grid = std::min(grid, num_tiles_of(num_bytes, kStageBytes));
   tma_ring_kernel<<<static_cast<unsigned>(grid), kBlockThreads, kSmemBytes>>>(gmem_in, gmem_out,
                                                                             num_bytes);
   COURSE_CHECK_LAUNCH();
