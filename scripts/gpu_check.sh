@@ -6,8 +6,8 @@
 #   --quick          benches at --size=64M instead of each chapter's default
 #   --chapters=LIST  comma-separated chapter folders (default: all); only these are built,
 #                    tested, benched, sanitized and profiled
-#   --steps=LIST     comma-separated subset of tests,bench,timelines,sanitizer,ncu,exercises
-#                    (default: all); repeat alone (with --repeat=N) runs only the repetitions
+#   --steps=LIST     comma-separated subset of tests,bench,timelines,sanitizer,ncu,exercises,
+#                    recordings (default: all); repeat alone (with --repeat=N) runs only the repetitions
 #   --arch=LIST      COURSE_CUDA_ARCHITECTURES for the build, e.g. 90-real (default: the
 #                    project's default list); a check run on one GPU needs only its own
 #   --tools=LIST     comma-separated subset of memcheck,racecheck,synccheck,initcheck for the
@@ -39,6 +39,10 @@
 #                      program at its default verify size -> sanitizer_<tool>_<key>.log
 #   exercises          scripts/check_exercises.py: every exercise built from its starter must fail
 #                      its test and from its solution pass it (build-exercises/, build-solutions/)
+#   recordings         scripts/record_exercises.py: what scripts/exercise.py prints for each GPU
+#                      exercise's untouched starter and its solution on this GPU
+#                      -> recordings/NN_topic/exercises/recorded/NAME.txt; copy them into the tree
+#                      with cp -r OUTDIR/recordings/. . (then scripts/recordings_fresh.py --write-pending)
 #   ncu                for chapters with ncu_metrics.txt (lines "<args>|<metric,metric>" run the
 #                      lesson; "@<program> <args>|..." runs another program of the chapter, e.g. its lab)
 # OUTDIR/summary.md collects it all and is printed last. Exit status 0 only if no step failed;
@@ -47,7 +51,7 @@
 set -uo pipefail
 
 usage() { echo "usage: $0 OUTDIR [--quick] [--chapters=LIST] [--steps=LIST] [--arch=LIST] [--tools=LIST] [--sanitizer-runs=N] [--repeat=N] [--programs=LIST] [--prebuilt]" >&2; exit 2; }
-outdir="" quick=0 prebuilt=0 only_programs="" only_chapters="" only_steps="tests,bench,timelines,sanitizer,ncu,exercises" arch="" sanitizer_runs=3 repeat=0
+outdir="" quick=0 prebuilt=0 only_programs="" only_chapters="" only_steps="tests,bench,timelines,sanitizer,ncu,exercises,recordings" arch="" sanitizer_runs=3 repeat=0
 only_tools="memcheck,racecheck,synccheck,initcheck"
 for arg in "$@"; do
   case "$arg" in
@@ -72,7 +76,7 @@ done
 [[ -n $outdir ]] || usage
 # Everything is checked before anything is written or moved: a refused command leaves OUTDIR as it was.
 for step in ${only_steps//,/ }; do
-  [[ $step =~ ^(tests|bench|timelines|sanitizer|ncu|exercises|repeat)$ ]] || { echo "--steps: '$step' is not one of tests, bench, timelines, sanitizer, ncu, exercises, repeat" >&2; exit 2; }
+  [[ $step =~ ^(tests|bench|timelines|sanitizer|ncu|exercises|recordings|repeat)$ ]] || { echo "--steps: '$step' is not one of tests, bench, timelines, sanitizer, ncu, exercises, recordings, repeat" >&2; exit 2; }
 done
 if [[ ,$only_steps, == *,repeat,* ]] && ((repeat == 0)); then echo "--steps=repeat needs --repeat=N" >&2; exit 2; fi
 for a in ${arch//,/ }; do
@@ -150,7 +154,7 @@ fi
 mkdir -p "$outdir" || { echo "OUTDIR '$outdir_arg' cannot be created" >&2; exit 2; }
 outdir=$(cd "$outdir" && pwd) || exit 2
 shopt -s nullglob
-earlier=("$outdir"/bench_* "$outdir"/sanitizer_* "$outdir"/ncu_* "$outdir"/timeline_*)
+earlier=("$outdir"/bench_* "$outdir"/sanitizer_* "$outdir"/ncu_* "$outdir"/timeline_* "$outdir"/recordings)
 shopt -u nullglob
 if ((${#earlier[@]})); then
   aside="$outdir/earlier/$(date +%Y%m%d-%H%M%S)"
@@ -286,6 +290,21 @@ if wanted exercises; then
   exercises_rc=$?
   exercises_line=$(grep -E '^[0-9]+ exercises; graded here' "$outdir/exercises.log" | tail -n1)
   record exercises "$([[ $exercises_rc == 0 ]] && echo pass || echo fail)" "${exercises_line:-no summary: see exercises.log}"
+fi
+
+# b4. recordings: what exercise.py prints for each GPU exercise's starter and solution, on this GPU
+if wanted recordings; then
+  rec_args=("--out=$outdir/recordings" "--jobs=$(nproc)")
+  [[ -n $only_chapters ]] && rec_args+=("--chapters=$(IFS=,; echo "${chapters[*]}")")
+  [[ -n $arch ]] && rec_args+=("--configure-arg=-DCOURSE_CUDA_ARCHITECTURES=${arch//,/;}")
+  python3 scripts/record_exercises.py "${rec_args[@]}" >"$outdir/recordings.log" 2>&1
+  recordings_rc=$?
+  recordings_line=$(sed -n 's/^record_exercises: //p' "$outdir/recordings.log" | tail -n1)
+  case $recordings_rc in
+    0) record recordings pass "${recordings_line:-see recordings.log}" ;;
+    77) record recordings skip "${recordings_line:-see recordings.log}" ;;
+    *) record recordings fail "${recordings_line:-no summary}; see recordings.log" ;;
+  esac
 fi
 
 # c. benches
@@ -523,6 +542,11 @@ summary=$outdir/summary.md
     echo '```'
     sed -n '/^exercise  /,$p' "$outdir/exercises.log"
     echo '```'
+  fi
+  if [[ -d $outdir/recordings ]] && wanted recordings; then
+    echo
+    echo "Recordings of the GPU exercises: $(find "$outdir/recordings" -name '*.txt' | wc -l) in recordings/ (recordings.log);" \
+      "\`cp -r $outdir/recordings/. .\` copies them into the tree, then \`scripts/recordings_fresh.py --write-pending\`."
   fi
   echo
   echo "## compute-sanitizer"
