@@ -32,11 +32,14 @@ constexpr std::size_t kGuardElems = 64;  // after the output: no store may reach
 // launcher's grid). "" when every output word is right and the guard band kept its poison.
 std::string attempt(std::size_t num_batches, unsigned max_blocks) {
   course::start_unbounded_wait_watchdog(
-      COURSE_WAIT_LIMIT_NS, ", a wait on full_bar or empty_bar without course::bounded_wait_parity "
-                            "(the spec asks for both to be bounded, naming barrier, stage, parity)");
-  const std::string run = std::to_string(num_batches) + " batches, " +
-                          (max_blocks == 0 ? std::string("the launcher's grid")
-                                           : "at most " + std::to_string(max_blocks) + " block(s)");
+      COURSE_WAIT_LIMIT_NS,
+      ", a wait on full_bar or empty_bar without course::bounded_wait_parity (the spec asks "
+      "for both to be bounded, naming the barrier, the stage and the parity)");
+  const std::string batches = num_batches == 1 ? " batch, " : " batches, ";
+  std::string blocks = "the launcher's grid";
+  if (max_blocks == 1) blocks = "one block";
+  if (max_blocks > 1) blocks = "at most " + std::to_string(max_blocks) + " blocks";
+  const std::string run = std::to_string(num_batches) + batches + blocks;
   const std::size_t num_elems = num_batches * kBatchElems;
   std::string guard_problem;
   const std::string problem = course::attempt_smoothed_batches(
@@ -61,8 +64,8 @@ std::string attempt(std::size_t num_batches, unsigned max_blocks) {
         }
       },
       [](std::uint32_t) -> std::string {
-        return ": not the smoothing of this batch's words as the input holds them (read from a "
-               "stage before its batch landed, after it was refilled, or the wrong neighbours)";
+        return ": computed from words that are not this batch's input as it holds them (a stage "
+               "read before its batch landed or after its refill, or the wrong neighbours)";
       });
   return problem.empty() ? guard_problem : problem;
 }
