@@ -87,8 +87,8 @@ struct Arrays {
 void start_watchdog() {
   course::start_unbounded_wait_watchdog(
       COURSE_WAIT_LIMIT_NS,
-      ": a barrier wait that is not bounded; wait with course::bounded_wait_parity and it will "
-      "name the barrier, stage and phase that never completed");
+      ", a barrier wait of the kernel's: wait with course::bounded_wait_parity (course/wait.cuh) "
+      "and it names the barrier, stage and phase that never completed");
 }
 
 std::string attempt(std::size_t num_bytes, unsigned max_blocks) {
