@@ -131,7 +131,8 @@ def check_recording_shown(tree):
     problems += found
     lines = out.splitlines()
     for want in ("made_up: not graded here:", "Recorded on NVIDIA H200, ", f"({MADE_UP}/recorded/made_up.txt):",
-                 "  the untouched starter printed (exit 1):", f"    made_up: to do: 1 of 2 checks fail ({MADE_UP}/made_up.hpp)",
+                 "  the untouched starter printed (exit 1):",
+                 f"    made_up: to do: 1 of 2 checks fail ({MADE_UP}/made_up.hpp)",
                  "  the solution printed (exit 0):", "    made_up: done: all 2 checks pass",
                  "    speed (Sm90_ExerciseMadeUp.NeedsAGpu): 0.93 of cudaMemcpy device-to-device, passed"):
         if not any(line.startswith(want) or want in line for line in lines):
@@ -152,7 +153,8 @@ def check_recording_shown(tree):
     problems += found
     stale = [line for line in out.splitlines() if "stale" in line]
     if len(stale) != 1 or f"{MADE_UP}/made_up_test.cpp changed" not in stale[0] or "made_up.hpp" in stale[0]:
-        problems.append("a recording whose test changed is not called stale in one line naming the test (and only it)")
+        problems.append("a recording whose test changed is not called stale in one line naming the test "
+                        "(and only it)")
     return problems
 
 

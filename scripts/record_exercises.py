@@ -18,9 +18,9 @@ output and the solution's output, verbatim, each after a line
 "== starter (untouched): exit N, K lines" or "== solution: exit N, K lines".
 
 A recording is written (a temporary file renamed over it, never half-written) only when the starter
-is graded and fails (exit 1) and the solution is graded and passes (exit 0); otherwise the exercise
-is reported and left as it was. Written into the tree (the default), the recorded exercises' lines
-leave scripts/recordings_pending.txt. --out DIR writes under DIR instead (DIR/NN_topic/exercises/
+is graded and fails (exit 1, every GPU check run) and the solution is graded and passes (exit 0);
+otherwise the exercise is reported and left as it was. Written into the tree (the default), the
+recorded exercises' lines leave scripts/recordings_pending.txt. --out DIR writes under DIR instead (DIR/NN_topic/exercises/
 recorded/NAME.txt, for scripts/gpu_check.sh, which brings them back with its results); --keep keeps
 the temporary copies and names their folder.
 
@@ -147,7 +147,8 @@ def configure_and_build(tree, chapters, targets, configure_args, jobs):
                "-DCOURSE_ONLY_CHAPTERS=" + ";".join(chapters), *configure_args]
     result = subprocess.run(command, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode != 0:
-        return [f"configuring {tree.name}/build-exercises failed ({' '.join(command)}):"] + result.stdout.splitlines()[-15:]
+        return ([f"configuring {tree.name}/build-exercises failed ({' '.join(command)}):"]
+                + result.stdout.splitlines()[-15:])
     # Built up front, all at once; a target that fails here is built again by exercise.py, which
     # prints the compiler's error as a student would see it.
     targets_args = [arg for target in targets for arg in ("--target", target)]
@@ -229,7 +230,8 @@ def main():
         say(f"{gpu}: this machine cannot grade the GPU exercises; nothing recorded")
         return SKIP_CODE
     gpu_name, driver, capability = gpu
-    cannot = [f"{n} ({capability_text(needs(t))})" for n, t in sorted(chosen.items()) if not grades(capability, needs(t))]
+    cannot = [f"{n} ({capability_text(needs(t))})" for n, t in sorted(chosen.items())
+              if not grades(capability, needs(t))]
     if cannot:
         say(f"the GPU ({gpu_name}, compute capability {capability // 10}.{capability % 10}) cannot grade "
             f"{', '.join(cannot)}; nothing recorded (name the others to record them)")
@@ -268,6 +270,8 @@ def main():
             if starter_code != 1:
                 why.append(f"the untouched starter exited {starter_code}, not 1 (to do): "
                            f"'{(starter_out or [''])[0][:160]}'")
+            elif any("not graded here" in line for line in starter_out):
+                why.append("some of the starter's GPU checks were not graded on this GPU")
             if solution_code != 0:
                 why.append(f"the solution exited {solution_code}, not 0 (done): '{(solution_out or [''])[0][:160]}'")
             if why:
@@ -291,7 +295,8 @@ def main():
         gone = drop_pending(root, written)
         if gone:
             say(f"{PENDING}: removed {', '.join(gone)} (recorded now)")
-    say(f"{len(written)} of {len(order)} recorded{'; not recorded: ' + ', '.join(p.split(':')[0] for p in problems) if problems else ''}")
+    missed = ", ".join(problem.split(":")[0] for problem in problems)
+    say(f"{len(written)} of {len(order)} recorded{'; not recorded: ' + missed if problems else ''}")
     return 1 if problems else 0
 
 

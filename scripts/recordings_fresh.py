@@ -11,7 +11,7 @@ NN_topic/exercises/recorded/NAME.txt; exercise.py shows it beside "not graded he
 A recording lists the exercise's sources, each with its SHA-256: the starter, the solution, the
 test, and every file of the chapter folder (NN_topic/ or NN_topic/exercises/) that one of them
 includes with a quoted #include, directly or through another such file (looked up as the build
-does: beside the including file, then in exercises/, then in the chapter folder). The course's
+does: beside the including file, then in the chapter folder, then in exercises/). The course's
 library (common/course) is not part of them: a change of its wording (the bounded wait's diagnosis,
 say) does not make a recording stale; re-record after such a change on purpose. The line `sources:`
 is the SHA-256 of the per-file lines, so one hash says whether anything changed.
@@ -23,7 +23,8 @@ The check fails, with one line per problem, when
   - a GPU exercise has no recording and is not listed in scripts/recordings_pending.txt,
   - a pending exercise has a recording (remove its line: the list only shrinks), or the pending
     list names something that is not a GPU exercise, or a line without a reason.
-In a students' copy (no exercises/solutions/ folder) a recording's solution is not compared.
+In a students' copy (no exercises/solutions/ folder) a recording's solution is not compared, nor
+its starter, which holds the student's work.
 
 --write-pending rewrites the pending list from the tree: every GPU exercise without a recording,
 keeping the reason of a line already there. Exit status: 0 all fresh, 1 a problem, 2 a bad command
@@ -100,7 +101,7 @@ def sources(root, test):
     while queue:
         current = queue.pop()
         for name in INCLUDE.findall(current.read_text(errors="replace")):
-            for base in (current.parent, folder, folder.parent):
+            for base in (current.parent, folder.parent, folder):  # the build's -I order
                 candidate = (base / name).resolve()
                 if candidate.is_file():
                     if chapter in candidate.parents and candidate not in included:
@@ -221,7 +222,8 @@ def read_pending(path):
         name, _, reason = text.partition("#")
         name, reason = name.strip(), reason.strip()
         if not re.fullmatch(r"[a-z0-9_]+", name):
-            problems.append(f"{path.name}:{number}: '{name}' is not an exercise name (one name per line, then # reason)")
+            problems.append(f"{path.name}:{number}: '{name}' is not an exercise name "
+                            "(one name per line, then # reason)")
         else:
             pending[name] = reason
             if not reason:
@@ -256,7 +258,9 @@ def check(root):
         except (ValueError, UnicodeDecodeError) as error:
             problems.append(f"{rel}: cannot be read: {error}")
             continue
-        changes = changed_sources(root, gpu[name], recording)
+        # In a students' copy (no solutions/) the starter holds the student's work: not compared.
+        students_copy = not (gpu[name].parent / "solutions").is_dir()
+        changes = changed_sources(root, gpu[name], recording, skip_starter=students_copy)
         if changes:
             problems.append(f"{rel}: stale: {'; '.join(changes[:4])}{' ...' if len(changes) > 4 else ''} since "
                             f"{recording['fields']['date']}: re-record with scripts/record_exercises.py {name}")

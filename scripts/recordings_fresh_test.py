@@ -10,8 +10,9 @@ are pending: the check passes. Each test plants one fault (a stale recording, th
 header or the test; a missing one; a pending exercise with a recording; a recording of a
 non-exercise, of a CPU exercise, edited by hand, of a starter that passed; a pending line naming no
 GPU exercise or giving no reason) and expects exit 1 with exactly one problem line that names it. A
-students' copy (no solutions/) stays fresh; --write-pending lists the GPU exercises without a
-recording and keeps the reasons already given. No GPU, compiler or build is needed.
+students' copy (no solutions/) stays fresh when the student has edited a starter, and is still
+checked otherwise; --write-pending lists the GPU exercises without a recording and keeps the
+reasons already given. No GPU, compiler or build is needed.
 """
 import shutil
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 SCRIPTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPTS))
 from record_exercises import recording_text  # noqa: E402
-from recordings_fresh import source_lines  # noqa: E402
+from recordings_fresh import DEFAULT_REASON, source_lines  # noqa: E402
 
 GPU_TEST = """#include COURSE_EXERCISE
 #include <gtest/gtest.h>
@@ -73,8 +74,8 @@ class RecordingsFresh(unittest.TestCase):
         (self.root / "scripts" / "recordings_pending.txt").write_text("# made-up pending list\n" + text)
 
     def run_check(self, *args):
-        result = subprocess.run([sys.executable, str(SCRIPTS / "recordings_fresh.py"), "--root", str(self.root), *args],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run([sys.executable, str(SCRIPTS / "recordings_fresh.py"), "--root", str(self.root),
+                                 *args], capture_output=True, text=True, timeout=60)
         return result.returncode, result.stdout.splitlines()
 
     def assert_one_problem(self, *expected):
@@ -105,7 +106,8 @@ class RecordingsFresh(unittest.TestCase):
         with open(self.root / "01_copy" / "exercises" / "solutions" / "alpha.cu", "a") as solution:
             solution.write('#include "extra.cuh"\n')
         (self.root / "01_copy" / "exercises" / "extra.cuh").write_text("// more\n")
-        self.assert_one_problem("alpha.txt: stale", "solutions/alpha.cu changed", "01_copy/exercises/extra.cuh is new")
+        self.assert_one_problem("alpha.txt: stale", "solutions/alpha.cu changed",
+                                "01_copy/exercises/extra.cuh is new")
 
     def test_a_missing_recording(self):
         self.pending("beta  # not recorded yet\n")
@@ -150,8 +152,12 @@ class RecordingsFresh(unittest.TestCase):
 
     def test_a_students_copy_stays_fresh(self):
         shutil.rmtree(self.root / "01_copy" / "exercises" / "solutions")
+        with open(self.root / "01_copy" / "exercises" / "alpha.cu", "a") as starter:  # the student's work
+            starter.write("// done by the student\n")
         code, lines = self.run_check()
         self.assertEqual(code, 0, "\n".join(lines))
+        (self.root / "01_copy" / "copy_model.hpp").write_text("constexpr int kBatch = 8;\n")  # still checked
+        self.assert_one_problem("alpha.txt: stale", "01_copy/copy_model.hpp changed")
 
     def test_write_pending(self):
         self.pending("gamma  # its kernel is being rewritten\nnarrow_box  # removed since\n")
@@ -159,8 +165,7 @@ class RecordingsFresh(unittest.TestCase):
         self.assertEqual(code, 0, "\n".join(lines))
         listed = [line for line in (self.root / "scripts" / "recordings_pending.txt").read_text().splitlines()
                   if line and not line.startswith("#")]
-        self.assertEqual(listed, ["beta   # not recorded yet: needs a run of scripts/record_exercises.py on an H100 or H200",
-                                  "gamma  # its kernel is being rewritten"])
+        self.assertEqual(listed, ["beta   # " + DEFAULT_REASON, "gamma  # its kernel is being rewritten"])
 
 
 if __name__ == "__main__":
