@@ -95,20 +95,21 @@ using ExplainWrongWord = std::function<std::string(std::uint32_t word)>;
 /// @return "" when every word is right; else one line about the first wrong word:
 ///         "<run>: element E (batch B) is 0x..., expected 0x...", then ": never written" when it
 ///         still holds the poison, or else what @p explain_wrong says of its value. @p run names
-///         the run (e.g. "7 batches").
+///         the run (e.g. "7 batches"). With @p guard_elems, the output buffer is that many words
+///         longer and poisoned; a word of that guard band that lost its poison is named too.
 inline std::string attempt_smoothed_batches(const std::string& run, std::size_t num_batches, std::size_t batch_elems,
                                             SmoothFn smooth, const BatchLaunch& launch,
-                                            const ExplainWrongWord& explain_wrong) {
+                                            const ExplainWrongWord& explain_wrong, std::size_t guard_elems = 0) {
   std::vector<std::uint32_t> in(num_batches * batch_elems);
   fill_pattern(in);
   DeviceBuffer<std::uint32_t> gmem_in(in.size());
-  DeviceBuffer<std::uint32_t> gmem_out(in.size());
+  DeviceBuffer<std::uint32_t> gmem_out(in.size() + guard_elems);
   gmem_in.upload(in.data());
   gmem_out.fill_bytes(kPoisonByte);
   launch(gmem_in.data(), gmem_out.data());
   COURSE_CHECK(cudaGetLastError());
   COURSE_CHECK(cudaDeviceSynchronize());
-  std::vector<std::uint32_t> out(in.size());
+  std::vector<std::uint32_t> out(in.size() + guard_elems);
   gmem_out.download(out.data());
   for (std::size_t base = 0; base < in.size(); base += batch_elems) {
     for (std::size_t i = 0; i < batch_elems; ++i) {
@@ -122,9 +123,13 @@ inline std::string attempt_smoothed_batches(const std::string& run, std::size_t 
       return line.str();
     }
   }
+  for (std::size_t g = 0; g < guard_elems; ++g) {
+    if (out[in.size() + g] != poison_value<std::uint32_t>()) {
+      return run + ": word " + std::to_string(g) + " after the output (past the last batch) was overwritten";
+    }
+  }
   return "";
 }
-
 
 /// How an assignment's speed is measured: the median of this many timed launches (after three
 /// untimed ones), against the median of as many `cudaMemcpy` device-to-device copies of the same
