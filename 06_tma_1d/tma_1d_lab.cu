@@ -9,6 +9,8 @@
 //     tiles dealt out in advance (the guide's ring), tiles taken in order from a global atomic
 //     counter (a per-stage tile record, a zero-byte phase at the end), the same with an L2
 //     prefetch one window ahead; and the lesson's ring with two stages.
+//   the library ceiling: the same read-modify-write by CUB's DeviceTransform and by
+//     thrust::transform, NVIDIA's tuned code, for what a kernel of this course can aim at.
 // --timeline=FILE runs counter_sync_ring once more with per-stage events recorded (issue, land,
 // consume, release of blocks 0-3) and writes them as CSV; scripts/draw_timelines.py draws them.
 // Hardware: compute capability 9.0, as the lesson.
@@ -16,6 +18,10 @@
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
 //        (4.11.2.1.1: the prefetch ring with tiles dealt out in advance)
 #include "tma_1d.cu"  // the lesson: model, device building blocks, launch_resident, Variant, Problem
+
+#include <cub/device/device_transform.cuh>
+#include <thrust/execution_policy.h>
+#include <thrust/transform.h>
 
 #include "course/timeline.hpp"  // --timeline: the recorder and the CSV (measurement only)
 
@@ -252,6 +258,28 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
   write_checked(opts.timeline, log, run.result, header, run.events, "ring");
 }
 
+// ---- The library ceiling: the same work by CUB and Thrust -------------------------------------
+
+/// [library]
+// The lesson's element function as a function object the libraries call on the device.
+struct Modify {
+  __device__ std::uint32_t operator()(std::uint32_t x) const { return modify(x); }
+};
+
+// CUB picks its own kernel, grid and tile for the GPU it runs on (on 9.0, bulk copies too).
+void launch_cub_transform(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                          std::size_t num_elems) {
+  COURSE_CHECK(cub::DeviceTransform::Transform(gmem_in, gmem_out, num_elems, Modify{}));
+}
+
+// thrust::transform on raw device pointers; par_nosync: no synchronisation after the launch.
+void launch_thrust_transform(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                             std::size_t num_elems) {
+  thrust::transform(thrust::cuda::par_nosync, gmem_in, gmem_in + num_elems, gmem_out, Modify{});
+  COURSE_CHECK_LAUNCH();
+}
+/// [library]
+
 // ---- The variant table and run() ------------------------------------------------------------
 
 const Variant kVariants[] = {
@@ -269,6 +297,10 @@ const Variant kVariants[] = {
      &launch_sync_ring<kStages, TileOrder::counter, true>, kStageBytes},
     {"ring_2_stages", "the lesson's ring with 2 x 32 KiB stages: three blocks per SM",
      &launch_ring<2, kStageBytes>, kStageBytes},
+    {"cub_transform", "cub::DeviceTransform::Transform: the library's kernel for the same work",
+     &launch_cub_transform, kTileBytes},
+    {"thrust_transform", "thrust::transform on device pointers: the same work through Thrust",
+     &launch_thrust_transform, kTileBytes},
 };
 
 void run(const course::Options& opts, course::Report& report) { run_variants(kVariants, opts, report); }
@@ -276,12 +308,14 @@ void run(const course::Options& opts, course::Report& report) { run_variants(kVa
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info = ::chapter_info();  // the lesson's requirement, sizes, rule and model
   info.program = "tma_1d_lab";
-  info.title = "06 tma_1d lab: memcpy_async fallbacks, rings freed by a block sync, ring stages";
+  info.title =
+      "06 tma_1d lab: memcpy_async fallbacks, rings freed by a block sync, ring stages, libraries";
   info.explanation =
       "The lesson's read-modify-write (every x becomes 3x + 1), varied one thing at a time:\n"
       "cuda::memcpy_async when a bulk copy is not allowed (barrier in global memory, 4-byte\n"
       "alignment, no alignment); rings whose stages a block sync frees, tiles dealt out or taken\n"
-      "from an atomic counter (with and without an L2 prefetch); the lesson's ring with 2 stages.";
+      "from an atomic counter (with and without an L2 prefetch); the lesson's ring with 2 stages;\n"
+      "and the same work by CUB's DeviceTransform and thrust::transform (the library ceiling).";
   info.timeline = write_timeline;
   info.timeline_variant = kTimelineVariant;
   info.timeline_bytes = kTimelineBytes;
