@@ -10,7 +10,9 @@ counts them), the number of graded exercises on the CPU and on a GPU, and the se
 and lab take on an H200 with `--bench` (from docs/lab_times.csv, which a GPU machine's run writes:
 `program,seconds,gpu` per line, e.g. `06_tma_1d.tma_1d_lab,7.9,NVIDIA H200`). Between
 `<!-- plan:points:begin -->` and `<!-- plan:points:end -->` it writes the points of every exercise:
-4 for one graded on the CPU, 8 for one graded on a GPU, 0 for the warm-up (ungraded practice).
+4 for one graded on the CPU, 8 for one graded on a GPU, 16 for an assignment (a whole kernel written
+from an empty body and graded on speed too; its starter's first line begins `// Assignment`), 0 for
+the warm-up (ungraded practice).
 Between `<!-- plan:gpu-minutes:begin -->` and `<!-- plan:gpu-minutes:end -->` of docs/cluster.md it
 writes the GPU-minutes of grading each week's chapters, from the lab-times rows `grade.weekN`.
 With --check it writes nothing and exits 1 when the page is stale (CTest plan.fresh). A missing
@@ -28,7 +30,7 @@ from page_limits import prose  # noqa: E402  (the one definition of a page's pro
 from make_slides import WEEKS  # noqa: E402  (the one definition of the six weeks)
 
 WORDS_PER_MINUTE = 150
-POINTS = {"CPU": 4, "GPU": 8}
+POINTS = {"CPU": 4, "GPU": 8, "GPU assignment": 16}
 WARMUP = "warmup"
 
 
@@ -44,7 +46,8 @@ def prose_words(path):
 
 
 def exercises(chapter_dir):
-    """[(name, 'CPU' or 'GPU')] of a chapter's graded exercises: a .cpp test runs on the CPU."""
+    """[(name, 'CPU', 'GPU' or 'GPU assignment')] of a chapter's graded exercises: a .cpp test runs
+    on the CPU; an assignment's starter begins with the line `// Assignment N ...`."""
     found = []
     for test in sorted((chapter_dir / "exercises").glob("*_test.*")):
         name = re.sub(r"_test\.(cpp|cu)$", "", test.name)
@@ -52,7 +55,10 @@ def exercises(chapter_dir):
             found.append((name, "CPU"))
         else:
             gpu_suites = re.findall(r"\bclass\s+Sm\d+", test.read_text(encoding="utf-8"))
-            found.append((name, "GPU" if gpu_suites else "CPU"))
+            starters = [p for p in (chapter_dir / "exercises").glob(name + ".*") if p.suffix in (".cu", ".cuh", ".hpp")]
+            first = starters[0].read_text(encoding="utf-8").split("\n", 1)[0] if starters else ""
+            kind = "GPU assignment" if first.startswith("// Assignment") else "GPU"
+            found.append((name, kind if gpu_suites else "CPU"))
     return found
 
 
@@ -97,7 +103,7 @@ def times_table(root, times):
         lab = [key for key in times if key.startswith(chapter + ".") and key.endswith("_lab")]
         lesson = f"{times[chapter][0]:.0f} s" if chapter in times else "not measured"
         lab_text = f"{times[lab[0]][0]:.0f} s" if lab else "not measured"
-        rows.append(f"| {chapter} | {core} min | {reference} min | {graded.count('CPU')} + {graded.count('GPU')} "
+        rows.append(f"| {chapter} | {core} min | {reference} min | {graded.count('CPU')} + {len(graded) - graded.count('CPU')} "
                     f"| {lesson} | {lab_text} |")
     rows.append(f"| **all** | **{total_core} min** | **{total_reference} min** | | | |")
     note = (f"Reading at {WORDS_PER_MINUTE} words a minute, prose only. Program times: `--bench` at the "

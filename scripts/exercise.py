@@ -132,10 +132,11 @@ def summary(junit):
     return lines
 
 
-def exercises():
-    """{name: test source} for every exercise of the course."""
+def exercises(root=ROOT):
+    """{name: test source} for every exercise of the course in @p root (NN_topic/exercises/NAME_test.cpp
+    or .cu)."""
     found = {}
-    for test in sorted(ROOT.glob("[0-9][0-9]_*/exercises/*_test.c*")):
+    for test in sorted(root.glob("[0-9][0-9]_*/exercises/*_test.c*")):
         if test.suffix in (".cpp", ".cu"):
             found[test.name[: -len("_test" + test.suffix)]] = test
     return found

@@ -40,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capability_matrix import needs_of  # noqa: E402  (the suite-name rule, read the same way)
+from exercise import exercises  # noqa: E402  (what an exercise is, one definition)
 
 ROOT = Path(__file__).resolve().parent.parent
 PENDING = Path("scripts/recordings_pending.txt")
@@ -53,15 +54,6 @@ PENDING_HEAD = """\
 """
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 RUN_HEAD = re.compile(r"^== (starter|solution)\b.*: exit (\d+), (\d+) lines?$")
-
-
-def exercises(root):
-    """{name: test source} for every exercise (NN_topic/exercises/NAME_test.cpp or .cu)."""
-    found = {}
-    for test in sorted(root.glob("[0-9][0-9]_*/exercises/*_test.c*")):
-        if test.suffix in (".cpp", ".cu"):
-            found[test.name[: -len("_test" + test.suffix)]] = test
-    return found
 
 
 def needs(test):
