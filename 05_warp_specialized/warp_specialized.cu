@@ -1,5 +1,4 @@
 // 05_warp_specialized: one producer warp copies, the other warps compute (guide 4.11.1.3).
-//
 // What you learn: warp specialisation. The block's first warp only issues asynchronous copies
 // into a ring of shared-memory buffers; the other four warps only compute. They hand each
 // buffer back and forth through two barriers, full_bar (the batch landed) and empty_bar (the
@@ -32,8 +31,7 @@
 
 namespace cg = cooperative_groups;
 
-// A __shared__ barrier or pipeline_shared_state has a constructor that must not run (shared
-// memory is not initialised at launch); init() and make_pipeline() do it. Silence the warning.
+// A __shared__ barrier's constructor never runs (init() and make_pipeline() do its work): quiet.
 #pragma nv_diag_suppress static_var_with_dynamic_init
 
 constexpr int kStages = 2;  // the ring's buffers: the guide's double buffering (the lab: 1 and 4)
@@ -128,10 +126,9 @@ __global__ void __launch_bounds__(kBlockThreads)
   __shared__ alignas(16) std::uint32_t smem_batches[kStages][kBatchElems];  // the ring
   __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> shared_state;
   cg::thread_block block = cg::this_thread_block();
-  // TUTORIAL: the partitioned overload. Thread 0 initialises two barriers per stage, one
-  // expecting a producer_commit from each of kProducerThreads threads, one a consumer_release
-  // from each of the other threads; then the block synchronises. The count must match the
-  // threads that take the producer branch below.
+  // TUTORIAL: the partitioned overload. Thread 0 initialises two barriers per stage, one awaiting
+  // a producer_commit from each of kProducerThreads threads, one a consumer_release from each of
+  // the others; the block synchronises. The count must match the threads of the producer branch.
   cuda::pipeline<cuda::thread_scope_block> pipe =
       cuda::make_pipeline(block, &shared_state, kProducerThreads);
   const bool is_producer_warp = threadIdx.x / kWarpThreads == 0;
@@ -141,9 +138,8 @@ __global__ void __launch_bounds__(kBlockThreads)
     const auto producer_warp = cg::tiled_partition<kWarpThreads>(block);
     for (std::size_t batch = blockIdx.x; batch < num_batches;
          batch += gridDim.x, cursor.advance()) {
-      // Wait until every consumer released this buffer (the first round passes at once).
-      // No timed producer_acquire exists; if it never returned, the consumers' bounded wait
-      // for this very batch would report it.
+      // Wait until every consumer released this buffer (round 0 passes at once). Not bounded:
+      // none exists; were it stuck, the consumers' bounded wait for this batch would report it.
       pipe.producer_acquire();
       cuda::memcpy_async(producer_warp, smem_batches[cursor.stage], gmem_in + batch * kBatchElems,
                          cuda::aligned_size_t<kChunkBytes>(kBatchBytes), pipe);
@@ -163,17 +159,42 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 // ---- Variant 3: raw mbarriers, full_bar and empty_bar per buffer (the guide's second) -------
 
-/// [arrive_noinc]
-// When every cp.async this thread has issued so far has landed, arrive once on `bar`.
-// .noinc: the arrival is one of the barrier's expected arrivals (counted in kFullArrivals),
-// so the thread needs no ordinary arrive. (The plain form first adds one to the count the
-// phase waits for, and the thread must then arrive itself, as cuda::pipeline does.)
-__device__ inline void arrive_when_copies_land(std::uint64_t* bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(
-                   static_cast<std::uint32_t>(__cvta_generic_to_shared(bar)))
-               : "memory");
+/// [producer_steps]
+// Producer, step 1: the buffer is free once empty_bar[stage] completed the phase before
+// cursor.phase (round 0: at once, a fresh barrier counts the phase before phase 0 as complete).
+template <int kStages>
+__device__ void wait_until_free(std::uint64_t* empty_bar, course::StageCursor<kStages> cursor) {
+  course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u,
+                              {"empty", cursor.stage, cursor.phase ^ 1u});
 }
-/// [arrive_noinc]
+// Producer, step 2: this lane's share of the copy plan, kChunksPerProducer 16-byte LDGSTS.
+__device__ void issue_copies(const std::uint32_t* gmem_in, std::uint32_t* smem_batches,
+                             std::size_t batch, int stage, int lane_idx) {
+  for (int k = 0; k < kChunksPerProducer; ++k) {
+    const ChunkCopy copy = producer_chunk(batch, stage, lane_idx, k);
+    __pipeline_memcpy_async(smem_batches + copy.smem_elem, gmem_in + copy.gmem_elem, kChunkBytes);
+  }
+}
+// Producer, step 3: once every cp.async this thread has issued has landed, arrive on `bar` as
+// one of its expected arrivals (.noinc: kFullArrivals counts it, no ordinary arrive follows; the
+// plain form adds one to the count, and the thread must arrive itself, as cuda::pipeline does).
+__device__ inline void arrive_when_copies_land(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];"
+               ::"r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(bar))) : "memory");
+}
+/// [producer_steps]
+
+/// [consumer_steps]
+// Consumer, step 1: the batch is whole once all kFullArrivals producer lanes' copies landed.
+template <int kStages>
+__device__ void wait_until_full(std::uint64_t* full_bar, course::StageCursor<kStages> cursor) {
+  course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase,
+                              {"full", cursor.stage, cursor.phase});
+}
+// Consumer, step 3 (step 2 is consume_batch), made by one lane per warp: hand the buffer back.
+// The arrive releases: the warp's reads (__syncwarp before it) happen before the refill.
+__device__ void release_buffer(std::uint64_t* bar) { (void)cuda::ptx::mbarrier_arrive(bar); }
+/// [consumer_steps]
 
 /// [mbarrier_producer]
 template <int kStages>
@@ -182,16 +203,9 @@ __device__ void produce_batches(const std::uint32_t* gmem_in, std::uint32_t* sme
                                 std::size_t num_batches, int lane_idx) {
   course::StageCursor<kStages> cursor;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-    // The buffer is free once empty_bar[stage] completed the phase before cursor.phase
-    // (round 0: at once, a fresh barrier counts the phase before phase 0 as complete).
-    course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u,
-                                {"empty", cursor.stage, cursor.phase ^ 1u});
-    for (int k = 0; k < kChunksPerProducer; ++k) {
-      const ChunkCopy copy = producer_chunk(batch, cursor.stage, lane_idx, k);
-      __pipeline_memcpy_async(smem_batches + copy.smem_elem, gmem_in + copy.gmem_elem,
-                              kChunkBytes);
-    }
-    arrive_when_copies_land(&full_bar[cursor.stage]);  // one of kFullArrivals, when they land
+    wait_until_free(empty_bar, cursor);                                  // 1. buffer free
+    issue_copies(gmem_in, smem_batches, batch, cursor.stage, lane_idx);  // 2. this lane's copies
+    arrive_when_copies_land(&full_bar[cursor.stage]);  // 3. one of kFullArrivals, when they land
   }
 }
 /// [mbarrier_producer]
@@ -203,14 +217,12 @@ __device__ void consume_batches(const std::uint32_t* smem_batches, std::uint32_t
                                 std::size_t num_batches, int consumer_idx) {
   course::StageCursor<kStages> cursor;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-    // The batch is complete when all kFullArrivals producer lanes' copies landed this round.
-    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase,
-                                {"full", cursor.stage, cursor.phase});
+    wait_until_full(full_bar, cursor);  // 1. the whole batch has landed
     consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems,
-                  consumer_idx);
+                  consumer_idx);  // 2. smooth it, store it
     __syncwarp();  // every lane of this warp has finished reading the buffer...
     if (consumer_idx % kWarpThreads == 0) {
-      (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // ...so one arrival will do
+      release_buffer(&empty_bar[cursor.stage]);  // 3. ...so one arrival speaks for the warp
     }
   }
 }
@@ -232,9 +244,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     }
   }
   __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
-
-  const int warp_idx = threadIdx.x / kWarpThreads;
-  const bool is_producer_warp = warp_idx == 0;
+  const bool is_producer_warp = threadIdx.x / kWarpThreads == 0;  // warp 0
   if (is_producer_warp) {
     produce_batches<kStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
   } else {
@@ -247,11 +257,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 // ---- Launchers and the variant table -------------------------------------------------------
 
 /// [launch]
-// Chapter 01's grid rule: short-lived blocks, started in index order, keep the batches in
-// flight neighbours in memory (the lab's mbarrier_2stage_resident row runs a resident grid).
-// Four batches per block, twice the ring, so that each buffer goes round more than once.
-// Several blocks share an SM (one producer warp each). `max_blocks` (if not 0) caps the grid,
-// so that a test can send many batches through one block.
+// Chapter 01's grid rule: short-lived blocks of four batches (twice the ring: each buffer goes
+// round more than once), started in index order, several per SM. `max_blocks` (if not 0) caps
+// the grid, so that a test can send many batches through one block.
 constexpr int kBatchesPerBlock = 4;
 
 template <auto kKernel>
@@ -266,18 +274,11 @@ void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
 using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                         std::size_t num_batches, unsigned max_blocks);
 
-struct Variant {
-  const char* name;
-  const char* summary;
-  Launch launch;
-};
+struct Variant { const char* name; const char* summary; Launch launch; };
 const Variant kVariants[] = {
-    {"minimal", "cuda::barrier full/empty pairs, plain waits, 2 buffers",
-     &launch_batch_grid<minimal_kernel>},
-    {"pipeline", "partitioned cuda::pipeline, 1 producer warp, 2 buffers",
-     &launch_batch_grid<pipeline_kernel<kStages>>},
-    {"mbarrier", "raw mbarriers full_bar/empty_bar, cp.async...arrive.noinc, 2 buffers",
-     &launch_batch_grid<mbarrier_kernel<kStages>>},
+    {"minimal", "cuda::barrier full/empty pairs, plain waits", &launch_batch_grid<minimal_kernel>},
+    {"pipeline", "partitioned cuda::pipeline", &launch_batch_grid<pipeline_kernel<kStages>>},
+    {"mbarrier", "raw full/empty mbarriers", &launch_batch_grid<mbarrier_kernel<kStages>>},
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
@@ -330,10 +331,9 @@ course::ChapterInfo chapter_info() {
   info.program = "warp_specialized";
   info.title = "05 warp_specialized: a producer warp and consumer warps around a ring of buffers";
   info.explanation =
-      "The block's first warp copies 8 KiB batches into a ring of two shared-memory buffers;\n"
-      "four consumer warps compute each batch (chapter 01's ring smoothing) and store it.\n"
-      "Buffers change hands through cuda::barrier pairs, a partitioned cuda::pipeline, or raw\n"
-      "full/empty mbarriers.";
+      "The block's first warp copies 8 KiB batches into a ring of two shared-memory buffers; four\n"
+      "consumer warps smooth each batch and store it. Buffers change hands through cuda::barrier\n"
+      "pairs, a partitioned cuda::pipeline, or raw full/empty mbarriers.";
   info.requirement = {8, 0, false, "cp.async (LDGSTS) and mbarrier"};
   info.verify_bytes = 8u << 20;
   info.bench_bytes = 1u << 30;

@@ -25,114 +25,119 @@ namespace lab {
 // ---- Every consumer thread arrives: the release without __syncwarp ----------------------------
 
 /// [all_arrive]
-// mbarrier_kernel<2> with one change: empty_bar expects kConsumerThreads arrivals and every consumer
-// thread arrives for itself after its own reads, so no lane speaks for its warp and no __syncwarp
-// stands between the reads and the release. The row that tells whether racecheck's report on the
-// raw ring (one arrival per warp) is about that hand-off: compare the two under the tool.
-__device__ void consume_batches_all_arrive(const std::uint32_t* smem_batches, std::uint32_t* gmem_out,
-                                              std::uint64_t* full_bar, std::uint64_t* empty_bar,
-                                              std::size_t num_batches, int consumer_idx) {
+// mbarrier_kernel<2> with one change: empty_bar expects kConsumerThreads arrivals and every
+// consumer thread releases the buffer for itself after its own reads, so no lane speaks for its
+// warp and no __syncwarp stands between the reads and the release. The row that tells whether
+// racecheck's report on the raw ring (one arrival per warp) is about that hand-off: compare the
+// two under the tool. The steps are the lesson's.
+__device__ void consume_batches_all_arrive(const std::uint32_t* smem_batches,
+                                           std::uint32_t* gmem_out, std::uint64_t* full_bar,
+                                           std::uint64_t* empty_bar, std::size_t num_batches,
+                                           int consumer_idx) {
   constexpr int kRingStages = 2;
   course::StageCursor<kRingStages> cursor;
   for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance()) {
-    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
-    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems, consumer_idx);
-    (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // this thread's reads are done (release)
+    wait_until_full(full_bar, cursor);
+    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems,
+                  consumer_idx);
+    release_buffer(&empty_bar[cursor.stage]);  // this thread's reads are done
   }
 }
 
 __global__ void __launch_bounds__(kBlockThreads)
-    all_arrive_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
-                         std::size_t num_batches) {
+    all_arrive_kernel(const std::uint32_t* __restrict__ gmem_in,
+                      std::uint32_t* __restrict__ gmem_out, std::size_t num_batches) {
   constexpr int kRingStages = 2;
   __shared__ alignas(16) std::uint32_t smem_batches[kRingStages * kBatchElems];
   __shared__ alignas(8) std::uint64_t full_bar[kRingStages];
   __shared__ alignas(8) std::uint64_t empty_bar[kRingStages];
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kRingStages; ++stage) {
-      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});       // one per producer lane
-      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kConsumerThreads});  // one per consumer thread
+      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});
+      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kConsumerThreads});  // threads
     }
   }
   __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
 
   if (threadIdx.x / kWarpThreads == 0) {
-    ::produce_batches<kRingStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x);
+    ::produce_batches<kRingStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches,
+                                   threadIdx.x);
   } else {
     consume_batches_all_arrive(smem_batches, gmem_out, full_bar, empty_bar, num_batches,
-                                  threadIdx.x - kProducerThreads);
+                               threadIdx.x - kProducerThreads);
   }
 }
 /// [all_arrive]
 
-// ---- Timeline: the raw-mbarrier ring with its events recorded (--timeline=FILE) ------------------
+// ---- Timeline: the raw-mbarrier ring with its events recorded (--timeline=FILE) -----------------
 
 /// [recorded_mbarrier]
-// produce_batches, consume_batches and mbarrier_kernel line for line, plus the four recording
-// points of course/timeline.hpp (blocks 0-3, their first 16 batches): lane 0 of the producer
-// warp records each issue, consumer thread 0 (lane 0 of warp 1) the land, consume and release.
-// `iteration` counts the block's batches: batch number `iteration` sits in buffer iteration % kStages.
+// The lesson's produce_batches, consume_batches and mbarrier_kernel, calling the lesson's steps
+// in the lesson's order, with the four recording points of course/timeline.hpp between them
+// (blocks 0-3, their first 16 batches): lane 0 of the producer warp records each issue, consumer
+// thread 0 (lane 0 of warp 1) the land, consume and release. `iteration` counts the block's
+// batches: batch number `iteration` sits in buffer iteration % kStages.
 template <int kStages>
-__device__ void recorded_produce_batches(const std::uint32_t* gmem_in, std::uint32_t* smem_batches,
-                                         std::uint64_t* full_bar, std::uint64_t* empty_bar, std::size_t num_batches,
+__device__ void recorded_produce_batches(const std::uint32_t* gmem_in,
+                                         std::uint32_t* smem_batches, std::uint64_t* full_bar,
+                                         std::uint64_t* empty_bar, std::size_t num_batches,
                                          int lane_idx, course::timeline::Recorder recorder) {
   using course::timeline::Kind;
   using course::timeline::Role;
   course::StageCursor<kStages> cursor;
   std::uint32_t iteration = 0;
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance(), ++iteration) {
-    // The buffer is free once empty_bar[stage] completed the phase before cursor.phase (round 0: at once).
-    course::bounded_wait_parity(&empty_bar[cursor.stage], cursor.phase ^ 1u,
-                                {"empty", cursor.stage, cursor.phase ^ 1u});
-    if (lane_idx == 0) recorder.record(Kind::issue, Role::producer, cursor.stage, iteration);  // the buffer is free
-    for (int k = 0; k < kChunksPerProducer; ++k) {
-      const ChunkCopy copy = producer_chunk(batch, cursor.stage, lane_idx, k);
-      __pipeline_memcpy_async(smem_batches + copy.smem_elem, gmem_in + copy.gmem_elem, kChunkBytes);
-    }
-    arrive_when_copies_land(&full_bar[cursor.stage]);  // one of kFullArrivals, made when this lane's chunks land
+  for (std::size_t batch = blockIdx.x; batch < num_batches;
+       batch += gridDim.x, cursor.advance(), ++iteration) {
+    wait_until_free(empty_bar, cursor);
+    if (lane_idx == 0) recorder.record(Kind::issue, Role::producer, cursor.stage, iteration);
+    issue_copies(gmem_in, smem_batches, batch, cursor.stage, lane_idx);
+    arrive_when_copies_land(&full_bar[cursor.stage]);
   }
 }
 
 template <int kStages>
-__device__ void recorded_consume_batches(const std::uint32_t* smem_batches, std::uint32_t* gmem_out,
-                                         std::uint64_t* full_bar, std::uint64_t* empty_bar, std::size_t num_batches,
+__device__ void recorded_consume_batches(const std::uint32_t* smem_batches,
+                                         std::uint32_t* gmem_out, std::uint64_t* full_bar,
+                                         std::uint64_t* empty_bar, std::size_t num_batches,
                                          int consumer_idx, course::timeline::Recorder recorder) {
   using course::timeline::Kind;
   using course::timeline::Role;
   const bool is_recorder = consumer_idx == 0;
   course::StageCursor<kStages> cursor;
   std::uint32_t iteration = 0;
-  for (std::size_t batch = blockIdx.x; batch < num_batches; batch += gridDim.x, cursor.advance(), ++iteration) {
-    // The batch is complete when all kFullArrivals producer lanes' copies landed in this round.
-    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase, {"full", cursor.stage, cursor.phase});
+  for (std::size_t batch = blockIdx.x; batch < num_batches;
+       batch += gridDim.x, cursor.advance(), ++iteration) {
+    wait_until_full(full_bar, cursor);
     if (is_recorder) recorder.record(Kind::land, Role::consumer, cursor.stage, iteration);
-    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems, consumer_idx);
+    consume_batch(smem_batches + cursor.stage * kBatchElems, gmem_out + batch * kBatchElems,
+                  consumer_idx);
     if (is_recorder) recorder.record(Kind::consume, Role::consumer, cursor.stage, iteration);
-    __syncwarp();  // every lane of this warp has finished reading the buffer...
+    __syncwarp();  // the lesson's release: every lane of the warp is done, one lane arrives
     if (consumer_idx % kWarpThreads == 0) {
-      if (is_recorder) recorder.record(Kind::release, Role::consumer, cursor.stage, iteration);  // warp 1's hand-back
-      (void)cuda::ptx::mbarrier_arrive(&empty_bar[cursor.stage]);  // ...so one arrival speaks for the warp
+      if (is_recorder) recorder.record(Kind::release, Role::consumer, cursor.stage, iteration);
+      release_buffer(&empty_bar[cursor.stage]);
     }
   }
 }
 
 template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
-    recorded_mbarrier_kernel(const std::uint32_t* __restrict__ gmem_in, std::uint32_t* __restrict__ gmem_out,
-                             std::size_t num_batches, course::timeline::Recorder recorder) {
-  __shared__ alignas(16) std::uint32_t smem_batches[kStages * kBatchElems];  // [kStages][kBatchElems]
-  __shared__ alignas(8) std::uint64_t full_bar[kStages];   // buffer `stage` holds a complete batch
-  __shared__ alignas(8) std::uint64_t empty_bar[kStages];  // buffer `stage` may be overwritten
+    recorded_mbarrier_kernel(const std::uint32_t* __restrict__ gmem_in,
+                             std::uint32_t* __restrict__ gmem_out, std::size_t num_batches,
+                             course::timeline::Recorder recorder) {
+  __shared__ alignas(16) std::uint32_t smem_batches[kStages * kBatchElems];  // [stage][elem]
+  __shared__ alignas(8) std::uint64_t full_bar[kStages];
+  __shared__ alignas(8) std::uint64_t empty_bar[kStages];
   if (threadIdx.x == 0) {
     for (int stage = 0; stage < kStages; ++stage) {
-      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});    // one per producer lane
-      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kEmptyArrivals});  // one per consumer warp
+      cuda::ptx::mbarrier_init(&full_bar[stage], std::uint32_t{kFullArrivals});
+      cuda::ptx::mbarrier_init(&empty_bar[stage], std::uint32_t{kEmptyArrivals});
     }
   }
-  __syncthreads();  // every thread sees initialised barriers before anyone arrives or waits
-
+  __syncthreads();  // as the lesson: barriers initialised before anyone arrives or waits
   if (threadIdx.x / kWarpThreads == 0) {
-    recorded_produce_batches<kStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches, threadIdx.x, recorder);
+    recorded_produce_batches<kStages>(gmem_in, smem_batches, full_bar, empty_bar, num_batches,
+                                      threadIdx.x, recorder);
   } else {
     recorded_consume_batches<kStages>(smem_batches, gmem_out, full_bar, empty_bar, num_batches,
                                       threadIdx.x - kProducerThreads, recorder);
