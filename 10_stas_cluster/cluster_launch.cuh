@@ -1,6 +1,7 @@
 /// @file
-/// @brief 10_stas_cluster: launching clusters at run time (cudaLaunchKernelEx with a cluster
-/// dimension) and asking the runtime how large a cluster may be and how many fit at once.
+/// @brief 10_stas_cluster: launching clusters, with the size fixed by the kernel
+/// (__cluster_dims__) or chosen at run time (cudaLaunchKernelEx with a cluster dimension), and
+/// asking the runtime how large a cluster may be and how many fit at once.
 /// Included by the lesson (stas_cluster.cu), whose kernels and RingShape it launches.
 /// Runtime API: https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__EXECUTION.html
 #pragma once
@@ -10,6 +11,17 @@
 
 #include "course/check.hpp"
 #include "stas_cluster_model.hpp"  // RingShape, kClusterBlocks, kThreads
+
+/// [launch_dims]
+template <auto kKernel>
+void launch_cluster_dims(const RingShape& shape, std::uint32_t* gmem_out) {
+  if (shape.cluster_blocks != kClusterBlocks)
+    throw std::invalid_argument("this kernel's cluster size is fixed at 8");
+  kKernel<<<shape.num_blocks(), kThreads>>>(
+      gmem_out, shape.num_iterations);  // the grid counts blocks, not clusters
+  COURSE_CHECK_LAUNCH();
+}
+/// [launch_dims]
 
 /// [launch_ex]
 // The launch attribute that groups the grid into clusters of `blocks` blocks along x.

@@ -1,23 +1,19 @@
 // 10_stas_cluster: thread block clusters, and st.async into a neighbour's shared memory.
 //
-// What you learn: how to launch clusters of blocks (__cluster_dims__, or cudaLaunchKernelEx with a
-// cluster-dimension attribute); how a block maps another block's shared memory (map_shared_rank,
-// PTX mapa); how st.async writes registers into it and completes on the *receiver's* mbarrier;
-// why those waits acquire at cluster scope; when a block may exit. The minimal kernel (stas_pair):
-// two blocks, one st.async per thread each way. The lesson's ring: eight blocks pass messages
-// through filled/ready barriers, two buffers or the guide's one; plain stores + cluster.sync do
-// the same. Message, reference and ring model: stas_cluster_model.hpp; other cluster sizes: the
-// lab (stas_cluster_lab.cu).
-// What changed from 09: no data comes from global memory; the blocks of a cluster make it and hand
-// it on, and the barrier a transfer completes on belongs to another block.
+// What you learn: launching clusters (__cluster_dims__, or cudaLaunchKernelEx with a cluster
+// dimension); mapping another block's shared memory (map_shared_rank, PTX mapa); st.async, which
+// writes registers into it and completes on the *receiver's* mbarrier; why those waits acquire at
+// cluster scope; when a block may exit. First the minimal kernel (stas_pair: two blocks, one
+// st.async per thread each way), then the ring: eight blocks pass messages through filled/ready
+// barriers, with two buffers or the guide's one. Model: stas_cluster_model.hpp; lab: other sizes.
+// What changed from 09: no data comes from global memory; the blocks of a cluster make it and
+// hand it on, and the barrier a transfer completes on belongs to another block.
 // Hardware: compute capability 9.0 (clusters, distributed shared memory, st.async).
 // Run: build/10_stas_cluster/stas_cluster [--bench] [--variant=NAME] [--size=BYTES_PER_BLOCK]
-// Guide: async-copies.html#using-stas and programming-model.html#thread-block-clusters under
-//        https://docs.nvidia.com/cuda/cuda-programming-guide/ (04-special-topics, 01-introduction)
-// API: cuda::ptx::st_async, mbarrier_arrive, mbarrier_try_wait_parity, cooperative_groups::
-//      cluster_group: https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/st_async.html
-// PTX: st.async, mapa, mbarrier, barrier.cluster in
-//      https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
+// Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/ 04-special-topics/async-copies.html
+//        #using-stas, 01-introduction/programming-model.html#thread-block-clusters
+// API and PTX: cuda::ptx::st_async, mbarrier_*, cg::cluster_group; st.async, mapa, mbarrier,
+//        barrier.cluster in https://docs.nvidia.com/cuda/parallel-thread-execution/index.html
 #include <cooperative_groups.h>
 #include <cuda/ptx>
 
@@ -35,16 +31,14 @@
 #include "course/stage_cursor.hpp"
 #include "course/wait.cuh"         // course::WaitSite and the report of a wait that gave up
 #include "stas_cluster_model.hpp"  // the message, reference(), the ring tables
-#include "cluster_launch.cuh"      // cudaLaunchKernelEx with a cluster size; the cluster queries
+#include "cluster_launch.cuh"      // the launchers (both cluster styles); the cluster queries
 
 namespace cg = cooperative_groups;
 namespace ptx = cuda::ptx;
 
 constexpr int kStages = 2;  // buffers per block: a sender may run one message ahead of its reader
-static_assert(kVecElems * sizeof(std::uint32_t) == 16,
-              "st.async moves at most 16 bytes (v4.b32), 16-byte aligned");
-static_assert(kMessageBytes <= kMaxTxBytes,
-              "an mbarrier's transaction count holds less than 2^20 bytes per phase");
+static_assert(kVecElems * sizeof(std::uint32_t) == 16, "st.async moves at most 16 bytes (v4)");
+static_assert(kMessageBytes <= kMaxTxBytes, "an mbarrier phase counts less than 2^20 bytes");
 
 /// [cluster_wait]
 // TUTORIAL: the phases waited on here are completed by *other* blocks (releases at cluster
@@ -111,91 +105,126 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads)
 }
 /// [minimal_kernel]
 
-/// [stas_ring]
+/// [ring_steps]
+// One block's place in the ring: its own buffers and barriers, the neighbours' it writes into
+// or arrives on (join_ring() maps them), and one member function per step of the protocol.
 template <int kRingStages>
-__device__ void stas_ring(std::uint32_t* gmem_out, std::uint32_t num_iterations) {
-  __shared__ alignas(16)
-      std::uint32_t smem_message[kRingStages][kMessageElems];  // written by the left neighbour
-  __shared__ std::uint64_t
-      filled_bar[kRingStages];  // phase k: the k-th message into this stage has landed
-  __shared__ std::uint64_t
-      ready_bar[kRingStages];  // phase k: the right neighbour has read our k-th message
-  cg::cluster_group cluster = cg::this_cluster();
-  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
-  const unsigned rank = cluster.block_rank(), ring_size = cluster.num_blocks();
-  const bool is_leader_warp = warp.meta_group_rank() == 0;
+struct RingBlock {
+  using Cursor = course::StageCursor<kRingStages>;
+  std::uint32_t (*smem_message)[kMessageElems];  // [stage]: written by the left neighbour
+  std::uint64_t* filled_bar;  // [stage] phase k: the k-th message into this stage has landed
+  std::uint64_t* ready_bar;   // [stage] phase k: the right neighbour has read our k-th message
+  std::uint32_t* dsmem_right_message;  // the right neighbour's smem_message,
+  std::uint64_t* dsmem_right_filled;   // the right neighbour's filled_bar,
+  std::uint64_t* dsmem_left_ready;     // the left neighbour's ready_bar
+  cg::thread_block_tile<32> warp;
+  bool is_leader_warp;  // warp 0: one elected lane of it arrives for the whole block
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kRingStages; ++s) {
-      ptx::mbarrier_init(&filled_bar[s], 1);  // one arrival per phase: our own arrive.expect_tx
-      ptx::mbarrier_init(&ready_bar[s],
-                         1);  // one arrival per phase: the right neighbour's, for its block
-    }
-    ptx::fence_mbarrier_init(ptx::sem_release,
-                             ptx::scope_cluster);  // the inits are visible cluster-wide...
-  }
-  cluster.sync();  // ...before any block writes into or arrives on another; also: every block has
-                   // started
-
-  // map_shared_rank (mapa): our variable's address in the shared memory of block r.
-  std::uint32_t* dsmem_right_message =
-      cluster.map_shared_rank(&smem_message[0][0], ring_right(rank, ring_size));
-  std::uint64_t* dsmem_right_filled =
-      cluster.map_shared_rank(&filled_bar[0], ring_right(rank, ring_size));
-  std::uint64_t* dsmem_left_ready =
-      cluster.map_shared_rank(&ready_bar[0], ring_left(rank, ring_size));
-
-  std::uint32_t digest = kDigestStart;
-  uint4 received[kVecsPerThread];
-  course::StageCursor<kRingStages> cursor;
-  for (std::uint32_t it = 0; it < num_iterations; ++it, cursor.advance()) {
-    // Producer: the right neighbour's buffer for this stage is free once it has read the message we
-    // sent kRingStages iterations ago (parity phase ^ 1; a fresh barrier counts that phase as
-    // complete).
+  // Producer: the right neighbour's buffer for this stage is free once it has read the message
+  // we sent kRingStages iterations ago (parity phase ^ 1; a fresh barrier counts it complete).
+  __device__ void wait_until_right_is_free(const Cursor& cursor) const {
     wait_parity_cluster(&ready_bar[cursor.stage], cursor.phase ^ 1u,
                         {"ready", cursor.stage, cursor.phase ^ 1u});
+  }
+  // Every thread writes its part of message `it` into that buffer, 16 bytes per st.async;
+  // when they land: complete-tx(16) on the right neighbour's filled barrier.
+  __device__ void send_right(const Cursor& cursor, std::uint32_t it) const {
     for (int k = 0; k < kVecsPerThread; ++k) {
       const uint4 vector = message_vector(it, k);
       const std::uint32_t words[kVecElems] = {vector.x, vector.y, vector.z, vector.w};
-      // 16 bytes into the neighbour; when they land: complete-tx(16) on its filled barrier.
       ptx::st_async(
           dsmem_right_message + cursor.stage * kMessageElems + message_index(threadIdx.x, k, 0),
           words, dsmem_right_filled + cursor.stage);
     }
-    // Consumer: one thread announces the bytes the left neighbour's st.async will deliver, and
-    // arrives.
-    if (is_leader_warp) {
-      cg::invoke_one(warp, [&] {
-        (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
-                                             &filled_bar[cursor.stage],
-                                             std::uint32_t{kMessageBytes});
-      });
-    }
+  }
+  // Consumer: one thread announces the bytes the left neighbour sends here, and arrives.
+  __device__ void expect_from_left(const Cursor& cursor) const {
+    if (is_leader_warp) cg::invoke_one(warp, [&] {
+      (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                                           &filled_bar[cursor.stage], std::uint32_t{kMessageBytes});
+    });
+  }
+  // The phase completes once that arrival is made and all the announced bytes have landed.
+  __device__ void wait_until_landed(const Cursor& cursor) const {
     wait_parity_cluster(&filled_bar[cursor.stage], cursor.phase,
-                        {"filled", cursor.stage, cursor.phase});  // landed
+                        {"filled", cursor.stage, cursor.phase});
+  }
+  // Use the message: each thread reads its vectors and folds them into its digest.
+  __device__ void read_message(const Cursor& cursor, uint4 (&received)[kVecsPerThread],
+                               std::uint32_t& digest) const {
     for (int k = 0; k < kVecsPerThread; ++k) {
       received[k] =
           reinterpret_cast<const uint4*>(smem_message[cursor.stage])[k * kThreads + threadIdx.x];
       digest = digest_step(digest, received[k]);
     }
-    // Release: tell the left neighbour that this stage may be written again.
-    __syncthreads();  // every warp of the block has read its part of the message...
-    if (is_leader_warp) {
-      cg::invoke_one(
-          warp, [&] {  // ...so one remote arrival, with release at cluster scope, speaks for all
-            ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster,
-                                 dsmem_left_ready + cursor.stage);
-          });
-    }
   }
+  // Called after a block barrier: every warp has read its part of the message, so one remote
+  // arrival, with release at cluster scope, tells the left neighbour for all of them.
+  __device__ void release_to_left(const Cursor& cursor) const {
+    if (is_leader_warp) cg::invoke_one(warp, [&] {
+      ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster,
+                           dsmem_left_ready + cursor.stage);
+    });
+  }
+};
+/// [ring_steps]
+
+/// [join_ring]
+template <int kRingStages>
+__device__ RingBlock<kRingStages> join_ring() {
+  __shared__ alignas(16) std::uint32_t smem_message[kRingStages][kMessageElems];
+  __shared__ std::uint64_t filled_bar[kRingStages];
+  __shared__ std::uint64_t ready_bar[kRingStages];
+  cg::cluster_group cluster = cg::this_cluster();
+  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
+  const unsigned rank = cluster.block_rank(), ring_size = cluster.num_blocks();
+  const bool is_leader_warp = warp.meta_group_rank() == 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kRingStages; ++s) {
+      ptx::mbarrier_init(&filled_bar[s], 1);  // one arrival per phase: our own arrive.expect_tx
+      ptx::mbarrier_init(&ready_bar[s], 1);   // one per phase: the right neighbour's, for its block
+    }
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // visible cluster-wide...
+  }
+  cluster.sync();  // ...before any block writes into or arrives on another; all have started
+  // map_shared_rank (mapa): our variable's address in the shared memory of block r.
+  return {smem_message, filled_bar, ready_bar,
+          cluster.map_shared_rank(&smem_message[0][0], ring_right(rank, ring_size)),
+          cluster.map_shared_rank(&filled_bar[0], ring_right(rank, ring_size)),
+          cluster.map_shared_rank(&ready_bar[0], ring_left(rank, ring_size)), warp, is_leader_warp};
+}
+/// [join_ring]
+
+// Each thread's digest, then its part of the last message received.
+__device__ void write_result(std::uint32_t* gmem_out, std::uint32_t digest,
+                             const uint4 (&received)[kVecsPerThread]) {
   std::uint32_t* gmem_block = gmem_out + std::size_t{blockIdx.x} * kOutElemsPerBlock;
   gmem_block[threadIdx.x] = digest;
   uint4* gmem_last_message = reinterpret_cast<uint4*>(gmem_block + kThreads);
   for (int k = 0; k < kVecsPerThread; ++k)
     gmem_last_message[k * kThreads + threadIdx.x] = received[k];
+}
+
+/// [stas_ring]
+template <int kRingStages>
+__device__ void stas_ring(std::uint32_t* gmem_out, std::uint32_t num_iterations) {
+  const RingBlock<kRingStages> ring = join_ring<kRingStages>();  // barriers set, neighbours mapped
+  std::uint32_t digest = kDigestStart;
+  uint4 received[kVecsPerThread];
+  course::StageCursor<kRingStages> cursor;
+  for (std::uint32_t it = 0; it < num_iterations; ++it, cursor.advance()) {
+    ring.wait_until_right_is_free(cursor);        // 1. ready: our last message there was read
+    ring.send_right(cursor, it);                  // 2. st.async into the right neighbour
+    ring.expect_from_left(cursor);                // 3. announce the bytes coming from the left
+    ring.wait_until_landed(cursor);               // 4. filled: they have all landed
+    ring.read_message(cursor, received, digest);  // 5. use them
+    __syncthreads();                              // 6. every warp of the block has read them...
+    ring.release_to_left(cursor);                 // 7. ...so the left neighbour may write again
+  }
+  write_result(gmem_out, digest, received);
   // TUTORIAL: no wait of ours covers the right neighbour's arrivals on ready_bar for our last
   // kRingStages messages; it makes them before it arrives here, so after this, none can come.
-  cluster.sync();
+  cg::this_cluster().sync();
 }
 /// [stas_ring]
 
@@ -214,19 +243,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 /// [kernels]
 
-// ---- Launchers, cluster queries and the variant table ----------------------------------------
-
-/// [launch_dims]
-template <auto kKernel>
-void launch_cluster_dims(const RingShape& shape, std::uint32_t* gmem_out) {
-  if (shape.cluster_blocks != kClusterBlocks)
-    throw std::invalid_argument("this kernel's cluster size is fixed at 8");
-  kKernel<<<shape.num_blocks(), kThreads>>>(
-      gmem_out, shape.num_iterations);  // the grid counts blocks, not clusters
-  COURSE_CHECK_LAUNCH();
-}
-/// [launch_dims]
-
+// ---- Launchers (cluster_launch.cuh has the others), cluster queries, the variant table ------
 // The minimal kernel on the ring's grid, in clusters of two (the grid counts blocks).
 void launch_pair(const RingShape& shape, std::uint32_t* gmem_out) {
   if (shape.num_blocks() % 2 != 0) throw std::invalid_argument("clusters of 2 need an even grid");
@@ -238,30 +255,20 @@ void launch_pair(const RingShape& shape, std::uint32_t* gmem_out) {
 ClusterLimits query_cluster_limits() { return query_cluster_limits(stas_ring_any_cluster_kernel); }
 
 using RingLaunch = void (*)(const RingShape& shape, std::uint32_t* gmem_out);
-struct Variant {
-  const char* name;
-  const char* summary;
-  RingLaunch launch;
-};
+struct Variant { const char* name; const char* summary; RingLaunch launch; };
 const Variant kVariants[] = {
-    {"stas_pair",
-     "the minimal kernel: clusters of 2, one st.async per thread into the other block (verified, "
-     "not timed)",
-     &launch_pair},
+    {"stas_pair", "the minimal kernel: clusters of 2, one st.async per thread into the other block "
+                  "(verified, not timed)", &launch_pair},
     {"stas_ring", "st.async + filled/ready mbarriers, 2 buffers per block, __cluster_dims__(8,1,1)",
      &launch_cluster_dims<stas_ring_kernel<kStages>>},
-    {"stas_ring_1stage",
-     "the guide's buffer count: one, so every message waits for the last to be read",
+    {"stas_ring_1stage", "the guide's one buffer: every message waits for the last to be read",
      &launch_cluster_dims<stas_ring_kernel<1>>},
 };
 
-// ---- run(): verify every variant, then time the correct ones --------------------------------
-
+// ---- run(): verify every variant, then time the correct ones: the problem, its check -------
 struct Problem {
   Problem(const RingShape& shape, std::vector<std::uint32_t> expected, int elems_per_block)
-      : shape(shape),
-        expected(std::move(expected)),
-        elems_per_block(elems_per_block),
+      : shape(shape), expected(std::move(expected)), elems_per_block(elems_per_block),
         gmem_out(this->expected.size()) {}
   explicit Problem(const RingShape& shape) : Problem(shape, reference(shape), kOutElemsPerBlock) {}
   RingShape shape;
@@ -315,18 +322,16 @@ course::ChapterInfo chapter_info() {
   info.title = "10 stas_cluster: thread block clusters and st.async into distributed shared memory";
   info.explanation =
       "Clusters of 8 blocks form a ring: each block writes a message into its right neighbour's\n"
-      "shared memory with st.async, which completes on the neighbour's 'filled' mbarrier; the\n"
-      "neighbour reads it and arrives on the sender's 'ready' mbarrier. First the minimal kernel\n"
-      "(two blocks, one st.async each way), then two buffers and the guide's one. --size is the\n"
-      "bytes each block sends; every received word is folded into a digest checked on the host.";
+      "shared memory with st.async, completing on that block's 'filled' mbarrier; the neighbour\n"
+      "reads it and arrives on the sender's 'ready' mbarrier. The minimal kernel (two blocks, one\n"
+      "st.async each way) first; then two buffers and the guide's one. --size: bytes per block.";
   info.requirement = {9, 0, false, "thread block clusters and st.async"};
   info.verify_bytes = 256u << 10;
   info.bench_bytes = 2u << 20;
   info.size_rule = [](std::size_t bytes) -> std::optional<std::string> {
-    if (bytes == 0 || bytes % kMessageBytes != 0 || bytes / kMessageBytes > (1u << 30)) {
-      return "--size is the bytes each block sends: a whole number of 8 KiB messages, at most 8 "
-             "TiB";
-    }
+    if (bytes == 0 || bytes % kMessageBytes != 0 || bytes / kMessageBytes > (1u << 30))
+      return "--size is the bytes each block sends: a whole number of 8 KiB messages, at most "
+             "8 TiB";
     return std::nullopt;
   };
   info.bench_reads_device_memory = false;  // messages go from shared memory to shared memory

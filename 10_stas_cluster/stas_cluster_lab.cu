@@ -65,83 +65,40 @@ __global__ void __launch_bounds__(kThreads) stas_ring_any_cluster_kernel(std::ui
 
 // ---- Timeline: the lesson's ring with its events recorded (--timeline=FILE) -------------------
 
+constexpr int kTimelineStages = 2;
+
 /// [recorded_stas_ring]
-// The lesson's stas_ring<2> in clusters of 8, line for line, plus the four recording points of
-// course/timeline.hpp (blocks 0-3, their first 16 messages), all by thread 0: as the sender, when
-// its ready wait returned and it starts its part of message `it` into the right neighbour
-// (issue); as the receiver, when its filled wait returned (land), when it has read its part
-// (consume), and when the whole block has read the message, just before the release (release).
+// The lesson's stas_ring<2> in clusters of 8: its steps, in its order, with the four recording
+// points of course/timeline.hpp between them (blocks 0-3, their first 16 messages, by thread 0):
+// issue (sender), land, consume and release (receiver), the last before the remote arrival.
 __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kThreads)
     recorded_stas_ring_kernel(std::uint32_t* gmem_out, std::uint32_t num_iterations,
                               course::timeline::Recorder recorder) {
   using course::timeline::Kind;
   using course::timeline::Role;
-  constexpr int kRingStages = 2;
-  __shared__ alignas(16) std::uint32_t smem_message[kRingStages][kMessageElems];  // written by the left neighbour
-  __shared__ std::uint64_t filled_bar[kRingStages];  // phase k: the k-th message into this stage has landed
-  __shared__ std::uint64_t ready_bar[kRingStages];   // phase k: the right neighbour has read our k-th message
-  cg::cluster_group cluster = cg::this_cluster();
-  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
-  const unsigned rank = cluster.block_rank(), ring_size = cluster.num_blocks();
-  const bool is_leader_warp = warp.meta_group_rank() == 0;
+  const RingBlock<kTimelineStages> ring = join_ring<kTimelineStages>();
   const bool is_recorder = threadIdx.x == 0;
-
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kRingStages; ++s) {
-      ptx::mbarrier_init(&filled_bar[s], 1);  // one arrival per phase: our own arrive.expect_tx
-      ptx::mbarrier_init(&ready_bar[s], 1);   // one arrival per phase: the right neighbour's, for its block
-    }
-    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the inits are visible cluster-wide...
-  }
-  cluster.sync();  // ...before any block writes into or arrives on another; also: every block has started
-
-  std::uint32_t* dsmem_right_message = cluster.map_shared_rank(&smem_message[0][0], ring_right(rank, ring_size));
-  std::uint64_t* dsmem_right_filled = cluster.map_shared_rank(&filled_bar[0], ring_right(rank, ring_size));
-  std::uint64_t* dsmem_left_ready = cluster.map_shared_rank(&ready_bar[0], ring_left(rank, ring_size));
-
   std::uint32_t digest = kDigestStart;
   uint4 received[kVecsPerThread];
-  course::StageCursor<kRingStages> cursor;
+  course::StageCursor<kTimelineStages> cursor;
   for (std::uint32_t it = 0; it < num_iterations; ++it, cursor.advance()) {
-    // The right neighbour has read what we sent into this stage kRingStages iterations ago.
-    wait_parity_cluster(&ready_bar[cursor.stage], cursor.phase ^ 1u, {"ready", cursor.stage, cursor.phase ^ 1u});
+    ring.wait_until_right_is_free(cursor);
     if (is_recorder) recorder.record(Kind::issue, Role::producer, cursor.stage, it);
-    for (int k = 0; k < kVecsPerThread; ++k) {
-      const uint4 vector = message_vector(it, k);
-      const std::uint32_t words[kVecElems] = {vector.x, vector.y, vector.z, vector.w};
-      ptx::st_async(dsmem_right_message + cursor.stage * kMessageElems + message_index(threadIdx.x, k, 0), words,
-                    dsmem_right_filled + cursor.stage);  // complete-tx(16) on the neighbour's filled barrier
-    }
-    if (is_leader_warp) {
-      cg::invoke_one(warp, [&] {  // the bytes the left neighbour's st.async will deliver, and our arrival
-        (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
-                                             &filled_bar[cursor.stage], std::uint32_t{kMessageBytes});
-      });
-    }
-    wait_parity_cluster(&filled_bar[cursor.stage], cursor.phase, {"filled", cursor.stage, cursor.phase});  // landed
+    ring.send_right(cursor, it);
+    ring.expect_from_left(cursor);
+    ring.wait_until_landed(cursor);
     if (is_recorder) recorder.record(Kind::land, Role::consumer, cursor.stage, it);
-    for (int k = 0; k < kVecsPerThread; ++k) {
-      received[k] = reinterpret_cast<const uint4*>(smem_message[cursor.stage])[k * kThreads + threadIdx.x];
-      digest = digest_step(digest, received[k]);
-    }
+    ring.read_message(cursor, received, digest);
     if (is_recorder) recorder.record(Kind::consume, Role::consumer, cursor.stage, it);
-    __syncthreads();  // every warp of the block has read its part of the message...
+    __syncthreads();
     if (is_recorder) recorder.record(Kind::release, Role::consumer, cursor.stage, it);
-    if (is_leader_warp) {
-      cg::invoke_one(warp, [&] {  // ...so one remote arrival, with release at cluster scope, speaks for all
-        ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cluster, ptx::space_cluster, dsmem_left_ready + cursor.stage);
-      });
-    }
+    ring.release_to_left(cursor);
   }
-  std::uint32_t* gmem_block = gmem_out + std::size_t{blockIdx.x} * kOutElemsPerBlock;
-  gmem_block[threadIdx.x] = digest;
-  uint4* gmem_last_message = reinterpret_cast<uint4*>(gmem_block + kThreads);
-  for (int k = 0; k < kVecsPerThread; ++k) gmem_last_message[k * kThreads + threadIdx.x] = received[k];
-  cluster.sync();  // no block exits while a neighbour's arrival may still be on its way (see the lesson)
+  write_result(gmem_out, digest, received);
+  cg::this_cluster().sync();  // no block exits while a neighbour's arrival may still come
 }
 /// [recorded_stas_ring]
 
-constexpr int kTimelineStages = 2;
 constexpr const char* kTimelineVariant = "stas_ring";  // the lesson's row: its ring, clusters of 8
 
 struct TimelineRun {

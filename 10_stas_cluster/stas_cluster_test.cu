@@ -415,6 +415,7 @@ class HostCodegen : public ::testing::Test {
   static inline const char* const kRing1 = "_Z16stas_ring_kernelILi1EE";
   static inline const char* const kAnyCluster = "_Z28stas_ring_any_cluster_kernelPjj";
   static inline const char* const kStores = "3lab19dsmem_stores_kernelEPjj";
+  static inline const char* const kRecorded = "3lab25recorded_stas_ring_kernelEPjj";
   static inline const char* const kPair = "_Z16stas_pair_kernelPj";
   static inline std::string lesson_, lab_;
 };
@@ -494,6 +495,25 @@ TEST_F(HostCodegen, LaunchStylesAndTheLabsTwoBufferSweepRunTheLessonsCode) {
   EXPECT_TRUE(contains(lesson(kRing2), ".explicitcluster"));
   EXPECT_FALSE(contains(lesson(kAnyCluster), ".reqnctapercluster")) << "the launch chooses the size";
   EXPECT_FALSE(contains(lab(sweep(1)), ".reqnctapercluster"));
+}
+
+// The timeline's kernel calls the lesson's steps in clusters of 8: every instruction of the
+// protocol appears in it as often as in stas_ring_kernel<2>; the recorder adds clock and SM reads.
+TEST_F(HostCodegen, TheRecordedRingRunsTheLessonsProtocol) {
+  const std::string ring = lesson(kRing2);
+  const std::string recorded = lab(kRecorded);
+  for (const char* protocol :
+       {R"(st\.async\.)", R"(mapa\.u64)", R"(mbarrier\.init)", R"(fence\.mbarrier_init)",
+        R"(mbarrier\.arrive\.expect_tx)", R"(mbarrier\.arrive\.release\.cluster)",
+        R"(mbarrier\.try_wait\.parity)", R"(barrier\.cluster\.arrive)", R"(barrier\.cluster\.wait)",
+        R"(\bbar\.sync)", R"(elect\.sync)"}) {
+    EXPECT_GE(course::count_matches(ring, protocol), 1) << protocol;
+    EXPECT_EQ(course::count_matches(recorded, protocol), course::count_matches(ring, protocol))
+        << protocol;
+  }
+  EXPECT_TRUE(contains(recorded, ".reqnctapercluster 8, 1, 1"));
+  EXPECT_TRUE(contains(recorded, "%smid")) << "a recording point";
+  EXPECT_FALSE(contains(ring, "%smid")) << "a recording point in the lesson's ring";
 }
 
 // The machine code on 9.0 (this executable's sm_90 code; skipped where cuobjdump or that code is
