@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from page_limits import prose  # noqa: E402  (the one definition of a page's prose)
 from make_slides import WEEKS  # noqa: E402  (the one definition of the six weeks)
+from exercise import starter_of  # noqa: E402  (where an exercise's starter is)
 
 WORDS_PER_MINUTE = 150
 POINTS = {"CPU": 4, "GPU": 8, "GPU assignment": 16}
@@ -55,8 +56,8 @@ def exercises(chapter_dir):
             found.append((name, "CPU"))
         else:
             gpu_suites = re.findall(r"\bclass\s+Sm\d+", test.read_text(encoding="utf-8"))
-            starters = [p for p in (chapter_dir / "exercises").glob(name + ".*") if p.suffix in (".cu", ".cuh", ".hpp")]
-            first = starters[0].read_text(encoding="utf-8").split("\n", 1)[0] if starters else ""
+            starter = starter_of(test)
+            first = starter.read_text(encoding="utf-8").split("\n", 1)[0] if starter else ""
             kind = "GPU assignment" if first.startswith("// Assignment") else "GPU"
             found.append((name, kind if gpu_suites else "CPU"))
     return found

@@ -142,6 +142,13 @@ def exercises(root=ROOT):
     return found
 
 
+def starter_of(test):
+    """The starter next to an exercise's test (NAME.hpp, .cuh or .cu), or None."""
+    name = test.name[: -len("_test" + test.suffix)]
+    found = [test.parent / (name + ext) for ext in (".hpp", ".cuh", ".cu") if (test.parent / (name + ext)).is_file()]
+    return found[0] if len(found) == 1 else None
+
+
 def sentences(failure):
     """The check's own sentences from one GoogleTest failure text (without its expressions)."""
     lines = failure.split("\n")[1:]  # the first line is file:line
@@ -293,8 +300,7 @@ def main():
         return 2
     test = known[name]
     chapter = test.parent.parent.name
-    starters = [p for p in test.parent.glob(name + ".*") if p.suffix in (".hpp", ".cuh", ".cu")]
-    starter = starters[0].relative_to(ROOT) if starters else test.relative_to(ROOT)
+    starter = (starter_of(test) or test).relative_to(ROOT)
     build = Path(args.build).resolve() if args.build else ROOT / "build-exercises"
 
     if not configure(build, chapter):

@@ -40,9 +40,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from exercise import cache_value  # noqa: E402
+from exercise import cache_value, starter_of  # noqa: E402
 from recordings_fresh import (PENDING, combined, gpu_exercises, needs, read_pending, recording_path,  # noqa: E402
-                              source_lines, starter_of, write_atomically)
+                              source_lines, write_atomically)
 
 ROOT = Path(__file__).resolve().parent.parent
 SKIP_CODE = 77

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capability_matrix import needs_of  # noqa: E402  (the suite-name rule, read the same way)
-from exercise import exercises  # noqa: E402  (what an exercise is, one definition)
+from exercise import exercises, starter_of  # noqa: E402  (what an exercise is, one definition)
 
 ROOT = Path(__file__).resolve().parent.parent
 PENDING = Path("scripts/recordings_pending.txt")
@@ -66,13 +66,6 @@ def needs(test):
 def gpu_exercises(root):
     """{name: test source} of the GPU exercises."""
     return {name: test for name, test in exercises(root).items() if needs(test)}
-
-
-def starter_of(test):
-    """The starter next to an exercise's test (NAME.hpp, .cuh or .cu), or None."""
-    name = test.name[: -len("_test" + test.suffix)]
-    found = [test.parent / (name + ext) for ext in (".hpp", ".cuh", ".cu") if (test.parent / (name + ext)).is_file()]
-    return found[0] if len(found) == 1 else None
 
 
 def recording_path(test):

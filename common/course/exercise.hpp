@@ -161,7 +161,7 @@ SpeedMeasure measure_speed(std::size_t num_bytes, Launch&& launch) {
 }
 
 /// One line for the student, such as "0.934x cudaMemcpy device-to-device on NVIDIA H200
-/// (4,015 of 4,299 GB/s over 512 MiB; the floor is 0.90x)".
+/// (4015 of 4299 GB/s over 512 MiB; the floor is 0.90x)".
 inline std::string speed_sentence(const SpeedMeasure& speed, double floor) {
   std::ostringstream line;
   line << std::fixed << std::setprecision(3) << speed.ratio << "x cudaMemcpy device-to-device on " << speed.device
