@@ -199,8 +199,9 @@ NOISE = re.compile(r"^(g?make(\[\d+\])?: |ninja: |\[\d+/\d+\] |\[ *\d+%\] |FAILE
 def show_tail(output, root, limit=20):
     """The lines of a failed command's output that say why (the compiler's errors and the source
     lines it quotes, without the build tool's own lines), else its last lines; paths relative."""
-    lines = [line.replace(str(root) + "/", "") for line in output.splitlines()
-             if line.strip() and not NOISE.match(line)]
+    every = [line.replace(str(root) + "/", "") for line in output.splitlines() if line.strip()]
+    # Only the build tool's lines (a build folder without its build files, say): those, then.
+    lines = [line for line in every if not NOISE.match(line)] or every
     errors = [i for i, line in enumerate(lines) if re.search(r"\berror\b|Error", line)]
     picked = []
     for i in errors:
@@ -259,8 +260,11 @@ def recorded_block(name, test, budget):
 def configure(build, chapter):
     """Configures build (the exercises preset) when it is missing, set otherwise or lacks chapter."""
     chapters = cache_value(build, "COURSE_ONLY_CHAPTERS")
+    # A configure that stopped half-way leaves a cache without the generator's build file.
+    build_file = "build.ninja" if "Ninja" in (cache_value(build, "CMAKE_GENERATOR") or "") else "Makefile"
     ready = (chapters is not None and cache_value(build, "COURSE_EXERCISES") in ("ON", "TRUE", "1")
-             and cache_value(build, "COURSE_EXERCISE_SOLUTIONS") in ("OFF", "FALSE", "0", ""))
+             and cache_value(build, "COURSE_EXERCISE_SOLUTIONS") in ("OFF", "FALSE", "0", "")
+             and (build / build_file).is_file())
     if ready and (chapters == "" or chapter in chapters.split(";")):
         return True
     wanted = [c for c in (chapters or "").split(";") if c and c != "none"] if ready else []

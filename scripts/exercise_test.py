@@ -6,7 +6,8 @@ In a temporary copy of the tree (the files git tracks or would track), on the CP
 checks' sentences and none of GoogleTest's expressions; with the solution copied over the starter
 it passes without any other command; with the starter put back it fails again (the exercise is
 rebuilt, never graded from a stale program); with a typo in it, the compiler's error is shown in
-a few lines. A name that is no exercise exits 2 naming near ones.
+a few lines; with the build folder's build file gone (a configure that stopped half-way), it is
+configured again. A name that is no exercise exits 2 naming near ones.
 The exercises preset's summary (exercise.py --summary) on a made-up run of 12 chapters' exercises:
 one line per chapter's verdicts, the skip reasons grouped, the JUnit file removed once read.
 A recording shown beside "not graded here": a made-up exercise of 03_barrier whose GPU check always
@@ -188,6 +189,16 @@ def main():
         problems += found
         if "does not compile" not in out or "error" not in out:
             problems.append("a starter that does not compile is not reported with the compiler's error")
+
+        # A configure that stopped half-way: the cache is there, the build file is not. The
+        # folder is configured again, not reported as a compile error with nothing to show.
+        shutil.copy(ROOT / STARTER, tree / STARTER)
+        for build_file in ("Makefile", "build.ninja"):
+            (tree / "build-exercises" / build_file).unlink(missing_ok=True)
+        out, found = check(tree, EXERCISE, 1)
+        problems += found
+        if "configuring build-exercises/" not in out or "does not compile" in out:
+            problems.append("a build folder without its build file is not configured again")
 
         problems += check_recording_shown(tree)
     for problem in problems:
