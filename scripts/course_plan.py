@@ -13,6 +13,10 @@ and lab take on an H200 with `--bench` (from docs/lab_times.csv, which a GPU mac
 4 for one graded on the CPU, 8 for one graded on a GPU, 16 for an assignment (a whole kernel written
 from an empty body and graded on speed too; its starter's first line begins `// Assignment`), 0 for
 the warm-up (ungraded practice).
+Between `<!-- plan:assignments:begin -->` and `<!-- plan:assignments:end -->` it writes each
+assignment's speed floor (kSpeedFloor in its test) beside what its solution measured where the
+assignment's run was recorded on a GPU (NN_topic/exercises/recorded/NAME.txt, written by
+scripts/record_exercises.py, kept fresh by CTest exercises.recordings).
 Between `<!-- plan:gpu-minutes:begin -->` and `<!-- plan:gpu-minutes:end -->` of docs/cluster.md it
 writes the GPU-minutes of grading each week's chapters, from the lab-times rows `grade.weekN`.
 With --check it writes nothing and exits 1 when the page is stale (CTest plan.fresh). A missing
@@ -141,6 +145,31 @@ def gpu_minutes_table(times):
     return "\n".join(rows)
 
 
+def assignments_table(root):
+    rows = ["| assignment | its floor | the solution measured | on |", "| --- | ---: | ---: | --- |"]
+    for chapter_dir in sorted(root.glob("[0-9][0-9]_*/")):
+        for name, kind in exercises(chapter_dir):
+            if kind != "GPU assignment":
+                continue
+            test = chapter_dir / "exercises" / f"{name}_test.cu"
+            floor = re.search(r"constexpr double kSpeedFloor = ([0-9.]+);", test.read_text(encoding="utf-8"))
+            if not floor:
+                raise PlanError(f"{test.relative_to(root)}: an assignment's test needs "
+                                "'constexpr double kSpeedFloor = <ratio>;'")
+            label = f"{chapter_dir.name} `{name}`"
+            recording = chapter_dir / "exercises" / "recorded" / f"{name}.txt"
+            text = recording.read_text(encoding="utf-8") if recording.is_file() else ""
+            solution = text.split("\n== solution:", 1)[1] if "\n== solution:" in text else ""
+            speed = re.search(r"speed \([^)]*\): ([0-9.]+)x cudaMemcpy device-to-device on (.+?) \(", solution)
+            date = re.search(r"^date: (\S+)$", text, re.M)
+            if speed and date:
+                rows.append(f"| {label} | {float(floor[1]):.2f} × | {float(speed[1]):.2f} × | "
+                            f"{speed[2]}, {date[1]} |")
+            else:
+                rows.append(f"| {label} | {float(floor[1]):.2f} × | not recorded | |")
+    return "\n".join(rows)
+
+
 def fill(text, name, body, page):
     begin, end = f"<!-- plan:{name}:begin -->", f"<!-- plan:{name}:end -->"
     if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
@@ -161,8 +190,9 @@ def main():
         times = lab_times(args.lab_times or args.root / "docs" / "lab_times.csv")
         pages = {}
         old = grading.read_text(encoding="utf-8")
-        pages[grading] = (old, fill(fill(old, "times", times_table(args.root, times), grading), "points",
-                                    points_table(args.root), grading))
+        new = fill(fill(old, "times", times_table(args.root, times), grading), "points",
+                   points_table(args.root), grading)
+        pages[grading] = (old, fill(new, "assignments", assignments_table(args.root), grading))
         old = cluster.read_text(encoding="utf-8")
         pages[cluster] = (old, fill(old, "gpu-minutes", gpu_minutes_table(times), cluster))
     except (PlanError, OSError, UnicodeDecodeError) as error:
