@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from page_limits import prose  # noqa: E402  (the one definition of a page's prose)
 from make_slides import WEEKS  # noqa: E402  (the one definition of the six weeks)
 from exercise import starter_of  # noqa: E402  (where an exercise's starter is)
+from recordings_fresh import parse as parse_recording  # noqa: E402  (the one reader of a recording)
 
 WORDS_PER_MINUTE = 150
 POINTS = {"CPU": 4, "GPU": 8, "GPU assignment": 16}
@@ -158,13 +159,18 @@ def assignments_table(root):
                                 "'constexpr double kSpeedFloor = <ratio>;'")
             label = f"{chapter_dir.name} `{name}`"
             recording = chapter_dir / "exercises" / "recorded" / f"{name}.txt"
-            text = recording.read_text(encoding="utf-8") if recording.is_file() else ""
-            solution = text.split("\n== solution:", 1)[1] if "\n== solution:" in text else ""
-            speed = re.search(r"speed \([^)]*\): ([0-9.]+)x cudaMemcpy device-to-device on (.+?) \(", solution)
-            date = re.search(r"^date: (\S+)$", text, re.M)
-            if speed and date:
+            speed, date = None, None
+            if recording.is_file():
+                try:
+                    parsed = parse_recording(recording)
+                except ValueError as error:
+                    raise PlanError(f"{recording.relative_to(root)}: {error}")
+                date = parsed["fields"]["date"]
+                speed = re.search(r"speed \([^)]*\): ([0-9.]+)x cudaMemcpy device-to-device on (.+?) \(",
+                                  "\n".join(parsed["runs"]["solution"][1]))
+            if speed:
                 rows.append(f"| {label} | {float(floor[1]):.2f} × | {float(speed[1]):.2f} × | "
-                            f"{speed[2]}, {date[1]} |")
+                            f"{speed[2]}, {date} |")
             else:
                 rows.append(f"| {label} | {float(floor[1]):.2f} × | not recorded | |")
     return "\n".join(rows)

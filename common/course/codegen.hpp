@@ -90,14 +90,10 @@ inline std::string cuobjdump_tool() {
   return "cuobjdump";  // not where the toolkit was found at configure time: try PATH
 }
 
-/// Whether cuobjdump_tool() runs here (`--version` exits 0). Asked once per process.
+/// Whether cuobjdump_tool() runs here (`--version` exits 0; a missing tool exits 127). Asked
+/// once per process.
 inline bool cuobjdump_runs() {
   static const bool runs = [] {
-    if (const char* chosen = std::getenv("COURSE_CUOBJDUMP")) {
-      std::FILE* probe = std::fopen(chosen, "rb");
-      if (probe == nullptr) return false;
-      std::fclose(probe);
-    }
     const std::string command = "'" + cuobjdump_tool() + "' --version >/dev/null 2>&1";
     return std::system(command.c_str()) == 0;
   }();
