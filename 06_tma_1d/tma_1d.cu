@@ -14,11 +14,9 @@
 #include <cuda/barrier>
 #include <cuda/ptx>
 
-#include <algorithm>
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <vector>
+#include "course/batch_grid.hpp"
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/output.hpp"
@@ -118,7 +116,7 @@ __device__ void write_back_tile(std::uint32_t* gmem_dst, const std::uint32_t* sm
   }
 }
 
-// ---- The library's call for the same copy: a persistent grid, one 4 KiB tile at a time -------
+// ---- The library's call for the same copy: a block loops over its tiles, one 4 KiB tile at a time
 
 /// [memcpy_async]
 __global__ void __launch_bounds__(kBlockThreads)
@@ -222,18 +220,15 @@ __global__ void __launch_bounds__(kRingThreads)
 
 // ---- Launchers and the variant table -------------------------------------------------------
 
-// A persistent grid: as many blocks of `kernel` as are resident at once, never more than tiles.
-// (`extra`: further kernel arguments, for the lab's kernels.)
-template <class Kernel, class... Extra>
-void launch_resident(Kernel kernel, int threads, std::size_t smem_bytes, std::size_t tile_bytes,
-                     const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems,
-                     Extra... extra) {
-  const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
-  require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);  // nothing that breaks a rule runs
-  if (num_bytes == 0) return;
-  int device = 0, num_sms = 0, optin = 0, blocks_per_sm = 0;
+// Refuses a request that breaks a rule or a shared-memory plan the device cannot hold, before
+// anything runs; opts the kernel in to `smem_bytes`. False: no bytes, nothing to launch.
+template <class Kernel>
+bool prepare_launch(Kernel kernel, std::size_t smem_bytes, const std::uint32_t* gmem_in,
+                    std::uint32_t* gmem_out, std::size_t num_bytes) {
+  require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);
+  if (num_bytes == 0) return false;
+  int device = 0, optin = 0;
   COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
   COURSE_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (auto broken = smem_plan_problem(smem_bytes, optin)) throw course::UsageError(*broken);
   /// [opt_in]
@@ -241,35 +236,40 @@ void launch_resident(Kernel kernel, int threads, std::size_t smem_bytes, std::si
   COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(smem_bytes)));
   /// [opt_in]
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads,
-                                                             smem_bytes));
-  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
-  const auto grid = static_cast<unsigned>(std::min(resident, num_tiles_of(num_bytes, tile_bytes)));
-  kernel<<<grid, threads, smem_bytes>>>(gmem_in, gmem_out, num_bytes, extra...);
-  COURSE_CHECK_LAUNCH();
+  return true;
 }
 
-template <int kRingStages, std::size_t kRingStageBytes>
-void launch_ring(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
-  launch_resident(ring_kernel<kRingStages, kRingStageBytes>, kRingThreads,
-                  ring_smem_bytes(kRingStages, kRingStageBytes), kRingStageBytes, gmem_in,
-                  gmem_out, num_elems);
-}
+/// [launch_tiles]
+// Chapter 01's grid rule: a block per `block_tiles` tiles, which the block scheduler starts in
+// index order wherever an SM has room. Unlike a persistent grid's, these blocks cannot drift
+// apart: the tiles in flight stay one compact window (the lab's ring_resident row measures it).
+constexpr int kTilesPerBlock = 4;
 
-void launch_minimal(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
+template <class Kernel>
+void launch_tiles(Kernel kernel, int threads, std::size_t smem_bytes, std::size_t tile_bytes,
+                  int block_tiles, const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                  std::size_t num_elems) {
   const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
-  require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);
-  if (num_bytes == 0) return;
-  const auto grid = static_cast<unsigned>(num_tiles_of(num_bytes, kTileBytes));  // a block per tile
-  minimal_kernel<<<grid, kBlockThreads>>>(gmem_in, gmem_out, num_bytes);
+  if (!prepare_launch(kernel, smem_bytes, gmem_in, gmem_out, num_bytes)) return;
+  const unsigned grid = course::batch_grid(num_tiles_of(num_bytes, tile_bytes), block_tiles);
+  kernel<<<grid, threads, smem_bytes>>>(gmem_in, gmem_out, num_bytes);
   COURSE_CHECK_LAUNCH();
 }
+/// [launch_tiles]
 
-// The library's calls: one 4 KiB tile per block at a time, in static shared memory.
-template <auto kKernel>
+// The ring in dynamic shared memory. Tests pass a larger kBlockTiles: every stage goes round.
+template <int kRingStages, std::size_t kRingStageBytes, int kBlockTiles = kTilesPerBlock>
+void launch_ring(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems) {
+  launch_tiles(ring_kernel<kRingStages, kRingStageBytes>, kRingThreads,
+               ring_smem_bytes(kRingStages, kRingStageBytes), kRingStageBytes, kBlockTiles, gmem_in,
+               gmem_out, num_elems);
+}
+
+// The single-tile kernels, in static shared memory: minimal (a block per tile) and the library's.
+template <auto kKernel, int kBlockTiles>
 void launch_single_tile(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                         std::size_t num_elems) {
-  launch_resident(kKernel, kBlockThreads, 0, kTileBytes, gmem_in, gmem_out, num_elems);
+  launch_tiles(kKernel, kBlockThreads, 0, kTileBytes, kBlockTiles, gmem_in, gmem_out, num_elems);
 }
 
 struct Variant {
@@ -281,10 +281,10 @@ struct Variant {
 
 const Variant kVariants[] = {
     {"minimal", "cuda::ptx::cp_async_bulk, an mbarrier of count 1, a plain wait; a block per tile",
-     &launch_minimal, kTileBytes},
+     &launch_single_tile<minimal_kernel, 1>, kTileBytes},
     {"memcpy_async", "cuda::memcpy_async(aligned_size_t<16>) on a cuda::barrier: the library's",
-     &launch_single_tile<memcpy_async_kernel>, kTileBytes},
-    {"ring", "4 x 32 KiB stages, full and empty barriers, a producer warp, 8 consumer warps",
+     &launch_single_tile<memcpy_async_kernel, kTilesPerBlock>, kTileBytes},
+    {"ring", "4 x 32 KiB stages, full and empty barriers, a producer warp; a block per 4 tiles",
      &launch_ring<kStages, kStageBytes>, kStageBytes},
 };
 
@@ -330,10 +330,9 @@ course::ChapterInfo chapter_info() {
   info.program = "tma_1d";
   info.title = "06 tma_1d: one-dimensional bulk copies (TMA), read-modify-write";
   info.explanation =
-      "Every element x of a uint32 array becomes 3x + 1. One thread loads each tile with one\n"
-      "bulk copy (cuda::ptx::cp_async_bulk, cuda::memcpy_async)\n"
-      "and stores it back with one; a ring of 4 x 32 KiB stages with full and empty barriers\n"
-      "keeps loads in flight while consumer warps modify and store.";
+      "Every element x of a uint32 array becomes 3x + 1. One thread loads each tile with one bulk\n"
+      "copy (cuda::ptx::cp_async_bulk, cuda::memcpy_async) and stores it back with one; a ring of\n"
+      "4 x 32 KiB stages with full and empty barriers keeps loads in flight while warps compute.";
   info.requirement = {9, 0, false, "cp.async.bulk (TMA)"};
   info.verify_bytes = (8u << 20) + 3 * kBulkAlignBytes;  // a ragged end: the last tile, 48 bytes
   info.bench_bytes = 1u << 30;

@@ -8,7 +8,7 @@
 //   rings without an `empty` barrier, where a block sync and the store's .read wait free a stage:
 //     tiles dealt out in advance (the guide's ring), tiles taken in order from a global atomic
 //     counter (a per-stage tile record, a zero-byte phase at the end), the same with an L2
-//     prefetch one window ahead; and the lesson's ring with two stages.
+//     prefetch one window ahead; the lesson's ring on a persistent grid, and with two stages.
 //   the library ceiling: the same read-modify-write by CUB's DeviceTransform and by
 //     thrust::transform, NVIDIA's tuned code, for what a kernel of this course can aim at.
 // --timeline=FILE runs counter_sync_ring once more with per-stage events recorded (issue, land,
@@ -17,7 +17,9 @@
 // Run: build/06_tma_1d/tma_1d_lab [--bench] [--variant=NAME] [--size=N] [--timeline=FILE]
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
 //        (4.11.2.1.1: the prefetch ring with tiles dealt out in advance)
-#include "tma_1d.cu"  // the lesson: model, device building blocks, launch_resident, Variant, Problem
+#include "tma_1d.cu"  // the lesson: model, device building blocks, launchers, Variant, Problem
+
+#include <algorithm>
 
 #include <cub/device/device_transform.cuh>
 #include <thrust/execution_policy.h>
@@ -26,6 +28,37 @@
 #include "course/timeline.hpp"  // --timeline: the recorder and the CSV (measurement only)
 
 namespace lab {
+
+// ---- Grids: the persistent grid of the lab's rings ---------------------------------------
+
+// A persistent grid: as many blocks of `kernel` as are resident at once, never more than tiles,
+// each striding over the tiles. `extra`: further kernel arguments.
+template <class Kernel, class... Extra>
+void launch_resident(Kernel kernel, int threads, std::size_t smem_bytes, std::size_t tile_bytes,
+                     const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_elems,
+                     Extra... extra) {
+  const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
+  if (!prepare_launch(kernel, smem_bytes, gmem_in, gmem_out, num_bytes)) return;
+  int device = 0, num_sms = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads,
+                                                             smem_bytes));
+  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  const auto grid = static_cast<unsigned>(std::min(resident, num_tiles_of(num_bytes, tile_bytes)));
+  kernel<<<grid, threads, smem_bytes>>>(gmem_in, gmem_out, num_bytes, extra...);
+  COURSE_CHECK_LAUNCH();
+}
+
+/// [ring_resident]
+// The lesson's ring, unchanged, on a persistent grid instead of a block per four tiles.
+void launch_ring_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                          std::size_t num_elems) {
+  constexpr auto kernel = ring_kernel<kStages, kStageBytes>;
+  launch_resident(kernel, kRingThreads, ring_smem_bytes(kStages, kStageBytes), kStageBytes,
+                  gmem_in, gmem_out, num_elems);
+}
+/// [ring_resident]
 
 // ---- What cuda::memcpy_async falls back to -------------------------------------------------
 
@@ -298,6 +331,8 @@ const Variant kVariants[] = {
      &launch_sync_ring<kStages, TileOrder::counter>, kStageBytes},
     {"counter_sync_ring_prefetch_l2", "counter_sync_ring, each load also prefetches one window ahead",
      &launch_sync_ring<kStages, TileOrder::counter, true>, kStageBytes},
+    {"ring_resident", "the lesson's ring on a persistent grid, each block striding over tiles",
+     &launch_ring_resident, kStageBytes},
     {"ring_2_stages", "the lesson's ring with 2 x 32 KiB stages: three blocks per SM",
      &launch_ring<2, kStageBytes>, kStageBytes},
     {"cub_transform", "cub::DeviceTransform::Transform: the library's kernel for the same work",
@@ -317,7 +352,8 @@ course::ChapterInfo chapter_info() {
       "The lesson's read-modify-write (every x becomes 3x + 1), varied one thing at a time:\n"
       "cuda::memcpy_async when a bulk copy is not allowed (barrier in global memory, 4-byte\n"
       "alignment, no alignment); rings whose stages a block sync frees, tiles dealt out or taken\n"
-      "from an atomic counter (with and without an L2 prefetch); the lesson's ring with 2 stages;\n"
+      "from an atomic counter (with and without an L2 prefetch); the lesson's ring on a\n"
+      "persistent grid and with 2 stages;\n"
       "and the same work by CUB's DeviceTransform and thrust::transform (the library ceiling).";
   info.timeline = write_timeline;
   info.timeline_variant = kTimelineVariant;

@@ -105,11 +105,11 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 /// [boxes_kernel]
-template <int kRank>  // the lesson's persistent launcher, one "tile" per box
+template <int kRank>  // the lesson's launcher, one "tile" per box
 void launch_boxes(const CUtensorMap& map, const BoxWalk& walk, float* gmem_out,
                   unsigned max_blocks) {
-  launch_resident(boxes_kernel<kRank>, kBlockThreads, std::size_t{walk.tx_bytes} + kBoxAlign,
-                  TileGrid{0, walk.num_boxes, 0, 0}, max_blocks, map, walk, gmem_out);
+  launch_tiles(boxes_kernel<kRank>, kBlockThreads, std::size_t{walk.tx_bytes} + kBoxAlign,
+               walk.num_boxes, max_blocks, map, walk, gmem_out);
 }
 using BoxLaunch = void (*)(const CUtensorMap& map, const BoxWalk& walk, float* gmem_out,
                            unsigned max_blocks);
@@ -208,7 +208,7 @@ struct Variant {
   const char* summary;
 };
 // Ranks 3-5 and element strides are checked element by element by the tests, not timed here.
-const Variant kVariants[] = {
+inline constexpr Variant kVariants[] = {
     {"interleave", "NC/4HWC4 images (row interleave_16B), then as a plain map of the same bytes"},
     {"l2_promotion", "the lesson's minimal kernel with L2 promotion none, then 256B"},
 };

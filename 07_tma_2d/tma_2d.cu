@@ -24,9 +24,9 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
-#include <string>
 #include <vector>
 
+#include "course/batch_grid.hpp"
 #include "course/buffer.hpp"
 #include "course/chapter.hpp"
 #include "course/check.hpp"
@@ -210,32 +210,6 @@ struct TileMaps {
   CUtensorMap in, out;  // host copies, passed by value as __grid_constant__ parameters
 };
 
-/// [launch]
-// A persistent grid: as many blocks as fit on the GPU at once, never more than tiles, and
-// at most `max_blocks` when that is not 0 (tests send many tiles through a few blocks).
-template <class Kernel, class... Args>
-void launch_resident(Kernel kernel, int threads, std::size_t smem_bytes, const TileGrid& grid,
-                     unsigned max_blocks, const Args&... args) {
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  // Over 48 KiB of shared memory per block: dynamic, and only with this opt-in (chapter 11).
-  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem_bytes)));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads,
-                                                             smem_bytes));
-  if (blocks_per_sm == 0) {
-    throw course::CudaError("no block fits on an SM with " + std::to_string(smem_bytes) +
-                            " bytes of shared memory");
-  }
-  std::size_t blocks = static_cast<std::size_t>(num_sms) * blocks_per_sm;
-  if (max_blocks != 0 && max_blocks < blocks) blocks = max_blocks;
-  if (static_cast<std::size_t>(grid.num_tiles) < blocks) blocks = grid.num_tiles;
-  kernel<<<static_cast<unsigned>(blocks), threads, smem_bytes>>>(args...);
-  COURSE_CHECK_LAUNCH();
-}
-/// [launch]
-
 using Launch = void (*)(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks);
 
 // The minimal kernel: one block per tile (max_blocks does not apply).
@@ -245,10 +219,29 @@ void launch_minimal(const TileMaps& maps, const TileGrid& grid, unsigned) {
   COURSE_CHECK_LAUNCH();
 }
 
+/// [launch_tiles]
+// Chapter 01's grid rule: a block per kTilesPerBlock tiles, which the block scheduler starts in
+// index order wherever an SM has room; the tiles in flight stay one compact window of the matrix
+// (the lab's ring_resident row runs the ring on a persistent grid). `max_blocks`, when not 0,
+// caps the grid: the tests send many tiles through a few blocks.
+constexpr int kTilesPerBlock = 4;
+
+template <class Kernel, class... Args>
+void launch_tiles(Kernel kernel, int threads, std::size_t smem_bytes, int num_tiles,
+                  unsigned max_blocks, const Args&... args) {
+  // Over 48 KiB of shared memory per block: dynamic, and only with this opt-in (chapter 11).
+  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem_bytes)));
+  const unsigned blocks = course::batch_grid(num_tiles, kTilesPerBlock, max_blocks);
+  kernel<<<blocks, threads, smem_bytes>>>(args...);
+  COURSE_CHECK_LAUNCH();
+}
+/// [launch_tiles]
+
 template <int kRingStages>
 void launch_ring(const TileMaps& maps, const TileGrid& grid, unsigned max_blocks) {
-  launch_resident(ring_kernel<kRingStages>, kRingThreads, ring_smem_bytes(kRingStages), grid,
-                  max_blocks, maps.in, maps.out, grid);
+  launch_tiles(ring_kernel<kRingStages>, kRingThreads, ring_smem_bytes(kRingStages),
+               grid.num_tiles, max_blocks, maps.in, maps.out, grid);
 }
 
 struct Variant {
@@ -261,7 +254,7 @@ struct Variant {
 const Variant kVariants[] = {
     {"minimal", "one box per block: cp.async.bulk.tensor, mbarrier of count 1, plain wait",
      &launch_minimal},
-    {"ring", "persistent grid, 4 x 32 KiB stages, full and empty barriers, a producer warp",
+    {"ring", "4 x 32 KiB stages, full and empty barriers, a producer warp; a block per 4 tiles",
      &launch_ring<kStages>},
     {"shifted", "the ring, out[r][c] = 2 in[r-3][c-4] on rows of pitch-3 floats: zero fill, "
                 "clipped stores",

@@ -4,8 +4,8 @@
 //   where the map lives: constant_memory (one copy per module, cudaMemcpyToSymbol) and
 //     global_memory (a cudaMalloc buffer, read after a fence.proxy.tensormap acquire), both the
 //     lesson's minimal_tile, against the lesson's minimal row (the map as a parameter);
-//   the ring's depth and grid: ring_2_stages (the lesson's ring_kernel<2>), ring_blocks_of_4
-//     (the lesson's ring on a grid of a block per 4 tiles, balanced by the block scheduler);
+//   the ring's depth and grid: ring_2_stages (the lesson's ring_kernel<2>), ring_resident (the
+//     lesson's ring on a persistent grid, each block striding over the tiles);
 //   which tiles a block takes: in_order, a four-stage pipeline whose elected leader takes the
 //     next tile from a global counter (tiles in the order of the matrix, whatever the blocks'
 //     speeds), records it per stage, and frees stages with wait_group_read instead of an empty
@@ -16,6 +16,8 @@
 //        https://nvidia.github.io/cccl/libcudacxx/ptx/instructions/fence.html
 //      cudaMemcpyToSymbol: https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html
 #include "tma_2d.cu"  // the lesson: the model, minimal_tile, ring_kernel, the building blocks
+
+#include <string>
 
 namespace lab {
 
@@ -143,6 +145,31 @@ void launch_global_memory(const PublishedMaps& maps, const TileGrid& grid, unsig
   COURSE_CHECK_LAUNCH();
 }
 
+// A persistent grid: as many blocks as fit on the GPU at once, never more than tiles, and
+// at most `max_blocks` when that is not 0 (tests send many tiles through a few blocks). Each
+// block strides over the tiles, or takes them from a counter (in_order).
+template <class Kernel, class... Args>
+void launch_resident(Kernel kernel, int threads, std::size_t smem_bytes, const TileGrid& grid,
+                     unsigned max_blocks, const Args&... args) {
+  int device = 0, num_sms = 0, blocks_per_sm = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  // Over 48 KiB of shared memory per block: dynamic, and only with this opt-in (chapter 11).
+  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem_bytes)));
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads,
+                                                             smem_bytes));
+  if (blocks_per_sm == 0) {
+    throw course::CudaError("no block fits on an SM with " + std::to_string(smem_bytes) +
+                            " bytes of shared memory");
+  }
+  std::size_t blocks = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  if (max_blocks != 0 && max_blocks < blocks) blocks = max_blocks;
+  if (static_cast<std::size_t>(grid.num_tiles) < blocks) blocks = grid.num_tiles;
+  kernel<<<static_cast<unsigned>(blocks), threads, smem_bytes>>>(args...);
+  COURSE_CHECK_LAUNCH();
+}
+
 /// [launch_in_order]
 // The count of taken tiles. Zeroed before every launch, on the launch's stream; two launches
 // running at once would share it, and would each need their own.
@@ -157,20 +184,13 @@ void launch_in_order(const PublishedMaps& maps, const TileGrid& grid, unsigned m
 }
 /// [launch_in_order]
 
-/// [launch_blocks_of_tiles]
-// The lesson's ring, unchanged, on a grid of one block per kTilesPerBlock tiles instead of the
-// resident grid: each block strides over its few tiles, and the hardware's block scheduler
-// hands the next block to whichever SM finishes first.
-template <int kTilesPerBlock>
-void launch_ring_blocks_of(const PublishedMaps& maps, const TileGrid& grid, unsigned) {
-  const auto kernel = ring_kernel<kStages>;
-  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(ring_smem_bytes(kStages))));
-  const unsigned blocks = (grid.num_tiles + kTilesPerBlock - 1) / kTilesPerBlock;
-  kernel<<<blocks, kRingThreads, ring_smem_bytes(kStages)>>>(maps.in, maps.out, grid);
-  COURSE_CHECK_LAUNCH();
+/// [ring_resident]
+// The lesson's ring, unchanged, on a persistent grid instead of a block per four tiles.
+void launch_ring_resident(const PublishedMaps& maps, const TileGrid& grid, unsigned max_blocks) {
+  launch_resident(ring_kernel<kStages>, kRingThreads, ring_smem_bytes(kStages), grid, max_blocks,
+                  maps.in, maps.out, grid);
 }
-/// [launch_blocks_of_tiles]
+/// [ring_resident]
 
 struct Variant {
   const char* name;
@@ -184,8 +204,8 @@ const Variant kVariants[] = {
     {"global_memory", "the same, maps in global memory + fence.proxy.tensormap acquire",
      &launch_global_memory},
     {"ring_2_stages", "the lesson's ring with 2 stages of 32 KiB", &launch_lesson<&launch_ring<2>>},
-    {"ring_blocks_of_4", "the lesson's ring on a grid of one block per 4 tiles, not resident",
-     &launch_ring_blocks_of<4>},
+    {"ring_resident", "the lesson's ring on a persistent grid, each block striding over tiles",
+     &launch_ring_resident},
     {"in_order", "4 stages, tiles taken in order from a global counter, no empty barrier",
      &launch_in_order},
 };
