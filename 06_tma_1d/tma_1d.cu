@@ -8,8 +8,7 @@
 // Hardware: compute capability 9.0+ (cp.async.bulk, mbarrier transaction counts, elect.sync).
 // Run: build/06_tma_1d/tma_1d [--bench] [--variant=NAME] [--size=64M]; the lab: tma_1d_lab
 // Guide: https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/async-copies.html
-// API: cuda::memcpy_async: https://nvidia.github.io/cccl/libcudacxx/extended_api/
-//      cuda::ptx::cp_async_bulk, mbarrier_*, fence_*: https://nvidia.github.io/cccl/libcudacxx/ptx/
+// API: https://nvidia.github.io/cccl/libcudacxx/ptx/ (cuda::ptx), .../extended_api/ (memcpy_async)
 //      PTX: https://docs.nvidia.com/cuda/parallel-thread-execution/
 #include <cuda/barrier>
 #include <cuda/ptx>
@@ -79,10 +78,9 @@ __global__ void minimal_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem
 // ---- Device building blocks of the other kernels -------------------------------------------
 
 /// [elect]
-// TUTORIAL: a bulk copy takes its operands from the warp's uniform registers. Under
-// `threadIdx.x == 0` the compiler cannot tell that one lane is active, and may wrap the copy in
-// a loop over the active lanes. elect.sync is a warp-wide instruction that sets its predicate
-// in exactly one lane (the same one every time). CCCL 3.0 has no cuda::ptx::elect_sync.
+// TUTORIAL: a bulk copy takes its operands from uniform registers. Under `threadIdx.x == 0` the
+// compiler may wrap it in a loop over the active lanes; elect.sync sets its predicate in exactly
+// one lane (the same one every time). CCCL 3.0 has no cuda::ptx::elect_sync.
 __device__ inline bool elect_one_lane() {
   std::uint32_t elected = 0;
   asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}"
@@ -133,9 +131,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   for (std::size_t tile = blockIdx.x; tile < num_tiles_of(num_bytes, kTileBytes);
        tile += gridDim.x, phase ^= 1u) {
     const std::uint32_t bytes = tile_bytes_of(tile, num_bytes, kTileBytes);
-    // TUTORIAL: with aligned_size_t<16> and this barrier in shared memory, the library issues
-    // one bulk copy and raises the barrier's expected bytes (expect-tx) without arriving. The
-    // phase completes when all blockDim.x threads have arrived and the bytes have landed.
+    // TUTORIAL: aligned_size_t<16> and a barrier in shared memory: one bulk copy, expect-tx
+    // without arriving; the phase completes when all threads arrived and the bytes landed.
     if (is_elected_leader()) {
       cuda::memcpy_async(smem_tile, gmem_in + tile * kTileElems,
                          cuda::aligned_size_t<16>(bytes), full_bar);
@@ -150,8 +147,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 // ---- The ring: full and empty barriers, an elected producer, consumer warps ----------------
 
 /// [consumers_sync]
-// A block sync of the consumer warps alone (named barrier 1; __syncthreads is barrier 0): the
-// producer warp never waits for the consumers here, only on the `empty` barriers.
+// A sync of the consumer warps alone (named barrier 1; __syncthreads is barrier 0).
 __device__ inline void consumers_sync() {
   asm volatile("bar.sync 1, %0;" : : "n"(kConsumerThreads) : "memory");
 }
@@ -161,6 +157,7 @@ __device__ inline void consumers_sync() {
 template <int kRingStages, std::size_t kRingStageBytes>
 __global__ void __launch_bounds__(kRingThreads)
     ring_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_bytes) {
+  static_assert(kRingStages >= 2, "a stage is released one tile late: one stage never would be");
   static_assert(is_legal_tile(kRingStageBytes), "a stage: 16-byte units, < 1 MiB per phase");
   constexpr std::size_t kRingStageElems = kRingStageBytes / sizeof(std::uint32_t);
   extern __shared__ __align__(128) unsigned char smem[];
@@ -198,6 +195,7 @@ __global__ void __launch_bounds__(kRingThreads)
     return;
   }
   const bool is_store_thread = warp_index() == 1 && elect_one_lane();  // the same lane each time
+  int stored_stage = -1;  // the store thread: the stage of the last store it issued
   for (std::size_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, cursor.advance()) {
     course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase,
                                 {"full", cursor.stage, cursor.phase});  // the tile has landed
@@ -210,11 +208,16 @@ __global__ void __launch_bounds__(kRingThreads)
       ptx::cp_async_bulk(ptx::space_global, ptx::space_shared, gmem_out + tile * kRingStageElems,
                          smem_tile, bytes);
       ptx::cp_async_bulk_commit_group();
-      ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});  // the store has read the stage
-      ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
-                           &empty_bar[cursor.stage]);  // release it to the producer
+      // TUTORIAL: wait for all but the newest store: free the previous stage, do not stall.
+      if (stored_stage >= 0) {
+        ptx::cp_async_bulk_wait_group_read(ptx::n32_t<1>{});  // the previous store has read
+        ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                             &empty_bar[stored_stage]);  // release that stage to the producer
+      }
+      stored_stage = cursor.stage;
     }
   }
+  if (is_store_thread) ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});  // before exiting
 }
 /// [ring]
 
@@ -240,19 +243,17 @@ bool prepare_launch(Kernel kernel, std::size_t smem_bytes, const std::uint32_t* 
 }
 
 /// [launch_tiles]
-// Chapter 01's grid rule: a block per `block_tiles` tiles, which the block scheduler starts in
-// index order wherever an SM has room. Unlike a persistent grid's, these blocks cannot drift
-// apart: the tiles in flight stay one compact window (the lab's ring_resident row measures it).
+// Chapter 01's grid rule: a block per `block_tiles` tiles, started in index order wherever an SM
+// has room. They cannot drift apart as a persistent grid's blocks do (the lab's ring_resident).
 constexpr int kTilesPerBlock = 4;
-
 template <class Kernel>
 void launch_tiles(Kernel kernel, int threads, std::size_t smem_bytes, std::size_t tile_bytes,
                   int block_tiles, const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                   std::size_t num_elems) {
   const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
   if (!prepare_launch(kernel, smem_bytes, gmem_in, gmem_out, num_bytes)) return;
-  const unsigned grid = course::batch_grid(num_tiles_of(num_bytes, tile_bytes), block_tiles);
-  kernel<<<grid, threads, smem_bytes>>>(gmem_in, gmem_out, num_bytes);
+  kernel<<<course::batch_grid(num_tiles_of(num_bytes, tile_bytes), block_tiles), threads,
+           smem_bytes>>>(gmem_in, gmem_out, num_bytes);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch_tiles]

@@ -10,7 +10,7 @@
 #   EXERCISE  one exercise by name (e.g. batch_count); default: every exercise of the tree
 #
 # Environment: COURSE_GRADE_CHAPTERS (e.g. "03_barrier;04_pipeline": only these chapters' exercises,
-# a week's work), COURSE_GRADE_ARCH (COURSE_CUDA_ARCHITECTURES, default: the GPU's own, "native",
+# a week's work), COURSE_GRADE_ARCH (COURSE_CUDA_ARCHITECTURES, default: the GPU's own, e.g. 90-real,
 # where a GPU is visible, else 90-real), COURSE_GRADE_JOBS (build jobs, default: the job's CPUs).
 # The bounded device waits of the tests (4 s each) are the hang guard: a kernel that never
 # completes fails its test with a diagnosis; the job's time limit is only the last resort.
@@ -31,7 +31,8 @@ mkdir -p "$out" && out=$(cd "$out" && pwd) || { echo "grade: cannot create the r
 build=${TMPDIR:-/tmp}/course-grade-${SLURM_JOB_ID:-$$}${SLURM_ARRAY_TASK_ID:+-$SLURM_ARRAY_TASK_ID}
 jobs=${COURSE_GRADE_JOBS:-${SLURM_CPUS_PER_TASK:-$(nproc)}}
 if [[ -n ${COURSE_GRADE_ARCH:-} ]]; then arch=$COURSE_GRADE_ARCH
-elif nvidia-smi -L >/dev/null 2>&1; then arch=native
+elif cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1) \
+     && [[ $cc =~ ^([0-9]+)\.([0-9])$ ]]; then arch="${BASH_REMATCH[1]}${BASH_REMATCH[2]}-real"
 else arch=90-real; fi
 start=$(date +%s)
 configure=(-DCMAKE_BUILD_TYPE=Release -DCOURSE_EXERCISES=ON -DCOURSE_EXERCISE_SOLUTIONS=OFF
