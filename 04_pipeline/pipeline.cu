@@ -91,7 +91,9 @@ constexpr int kMinimalStages = 2;
 __global__ void __launch_bounds__(kBlockThreads)
     minimal_pipeline_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                             std::size_t num_batches) {
-  extern __shared__ uint4 smem_dynamic[];  // [kMinimalStages][kBatchElems] uint32
+  // TUTORIAL: stages on a 128-byte line. After the static pipe_state below, 16-byte alignment puts
+  // them 48 bytes past one: each 32-byte input sector is read twice (the lab's *_misaligned).
+  extern __shared__ __align__(128) uint4 smem_dynamic[];  // [kMinimalStages][kBatchElems] uint32
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
   // A full and an empty barrier per stage (block scope: shared by the block's threads).
   __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kMinimalStages> pipe_state;
@@ -129,12 +131,13 @@ struct NoEvents {  // empty calls: the kernel compiles to the same instructions 
 };
 
 /// [cuda_pipeline]
-template <int kStages, class Events = NoEvents>
+template <int kStages, class Events = NoEvents, int kStageOffset = 0>  // offset: a lab row's
 __global__ void __launch_bounds__(kBlockThreads)
     cuda_pipeline_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                          std::size_t num_batches) {
-  extern __shared__ uint4 smem_dynamic[];  // [kStages][kBatchElems] uint32
-  std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
+  extern __shared__ __align__(128) uint4 smem_dynamic[];  // [kStages][kBatchElems] uint32
+  auto* smem_base = reinterpret_cast<unsigned char*>(smem_dynamic);
+  std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_base + kStageOffset);
   __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> pipe_state;
   cg::thread_block block = cg::this_thread_block();
   // Every thread produces and consumes; make_pipeline initialises and syncs the block.
@@ -181,7 +184,7 @@ template <int kStages>
 __global__ void __launch_bounds__(kBlockThreads)
     cg_memcpy_async_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                            std::size_t num_batches) {
-  extern __shared__ uint4 smem_dynamic[];
+  extern __shared__ __align__(128) uint4 smem_dynamic[];
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
   cg::thread_block block = cg::this_thread_block();
   const std::size_t num_mine = block_batch_count(num_batches);
@@ -218,7 +221,7 @@ __device__ void copy_my_chunks(std::uint32_t* smem_stage, const std::uint32_t* g
 __global__ void __launch_bounds__(kBlockThreads)
     pipeline_primitives_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                                std::size_t num_batches) {
-  extern __shared__ uint4 smem_dynamic[];
+  extern __shared__ __align__(128) uint4 smem_dynamic[];
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
   const std::size_t num_mine = block_batch_count(num_batches);
   auto fetch = [&](std::size_t k, int stage) {
@@ -268,12 +271,7 @@ void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
 using Launch = void (*)(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                         std::size_t num_batches, unsigned max_blocks);
 
-struct Variant {
-  const char* name;
-  const char* summary;
-  Launch launch;
-  int stages;
-};
+struct Variant { const char* name; const char* summary; Launch launch; int stages; };
 const Variant kVariants[] = {
     {"minimal_pipeline", "cuda::pipeline, block scope, 2 stages, plain waits (the minimal kernel)",
      &launch_batch_grid<minimal_pipeline_kernel, kMinimalStages>, kMinimalStages},

@@ -4,6 +4,7 @@
 // The lesson fixes kStages = 4 and chapter 01's grid. This program asks "what if", with the
 // lesson's kernels instantiated with other template arguments or launched on another grid:
 //   cuda_pipeline_s3, cg_memcpy_async_s1: the lesson's kernels with 3 and 1 stages;
+//   cuda_pipeline_misaligned: the lesson's kernel with its stages off their 128-byte line;
 //   thread_pipeline: the guide's own spelling, a thread-scope cuda::pipeline (4 stages);
 //   pipeline_primitives_resident: the lesson's primitives kernel on one block per SM, each
 //     looping over batches k, k + grid, ... for the whole input, so that the stages are its
@@ -36,7 +37,7 @@ constexpr int kWarpThreads = 32;
 __global__ void __launch_bounds__(kBlockThreads)
     thread_pipeline_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                            std::size_t num_batches) {
-  extern __shared__ uint4 smem_dynamic[];
+  extern __shared__ __align__(128) uint4 smem_dynamic[];
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
   cg::thread_block block = cg::this_thread_block();
   // No shared state: commit and wait are this thread's cp.async.commit_group and wait_group.
@@ -76,7 +77,7 @@ template <int kStages, bool kSyncwarp>
 __global__ void __launch_bounds__(kBlockThreads)
     entangled_commit_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                             std::size_t num_batches) {
-  extern __shared__ uint4 smem_dynamic[];
+  extern __shared__ __align__(128) uint4 smem_dynamic[];
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
   const std::size_t num_mine = block_batch_count(num_batches);
   const int lane_idx = threadIdx.x % kWarpThreads;
@@ -116,7 +117,7 @@ template <int kStages, bool kSyncwarp>
 __global__ void __launch_bounds__(kBlockThreads)
     entangled_arrive_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                             std::size_t num_batches) {
-  extern __shared__ uint4 smem_dynamic[];
+  extern __shared__ __align__(128) uint4 smem_dynamic[];
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
   __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kStages> pipe_state;
   cg::thread_block block = cg::this_thread_block();
@@ -185,6 +186,22 @@ void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
 }
 /// [resident]
 
+/// [misaligned]
+// The lesson's kernel with its stages 80 bytes past a 128-byte line: where the 72 bytes of its
+// static pipeline_shared_state<4> put them before the lesson aligned its dynamic shared memory.
+constexpr int kMisalignBytes = 80;
+void launch_misaligned(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
+                       std::size_t num_batches, unsigned max_blocks) {
+  constexpr auto kKernel = cuda_pipeline_kernel<kStages, NoEvents, kMisalignBytes>;
+  constexpr int kSmemBytes = kStages * kBatchBytes + kMisalignBytes;
+  COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kSmemBytes));
+  const unsigned grid = batch_grid(num_batches, kBatchesPerBlock, max_blocks);
+  kKernel<<<grid, kBlockThreads, kSmemBytes>>>(gmem_in, gmem_out, num_batches);
+  COURSE_CHECK_LAUNCH();
+}
+/// [misaligned]
+
 using ::Variant;  // the lesson's: name, summary, launcher, stages
 
 const Variant kVariants[] = {
@@ -192,6 +209,8 @@ const Variant kVariants[] = {
      &launch_batch_grid<thread_pipeline_kernel, 4>, 4},
     {"cuda_pipeline_s3", "the lesson's block-scope cuda::pipeline with 3 stages",
      &launch_batch_grid<cuda_pipeline_kernel<3>, 3>, 3},
+    {"cuda_pipeline_misaligned", "the lesson's cuda_pipeline, stages 80 bytes off a 128-byte line",
+     &launch_misaligned, kStages},
     {"cg_memcpy_async_s1", "the lesson's cg::memcpy_async + wait_prior with 1 stage",
      &launch_batch_grid<cg_memcpy_async_kernel<1>, 1>, 1},
     {"pipeline_primitives_resident", "the lesson's primitives, one block per SM over all batches",

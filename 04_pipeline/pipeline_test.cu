@@ -268,9 +268,9 @@ class HostCodegen : public ::testing::Test {
 
 // Mangled-name parts of the lesson's kernels and of the lab's own and instantiated ones.
 const char* const kMinimal = "23minimal_pipeline_kernelPKj";
-const char* const kCudaPipeline4 = "20cuda_pipeline_kernelILi4E8NoEventsE";
-const char* const kCudaPipeline3 = "20cuda_pipeline_kernelILi3E8NoEventsE";
-const char* const kCudaPipelineRecorded = "20cuda_pipeline_kernelILi3EN3lab13Thread0EventsE";
+const char* const kCudaPipeline4 = "20cuda_pipeline_kernelILi4E8NoEventsLi0EE";
+const char* const kCudaPipeline3 = "20cuda_pipeline_kernelILi3E8NoEventsLi0EE";
+const char* const kCudaPipelineRecorded = "20cuda_pipeline_kernelILi3EN3lab13Thread0EventsELi0EE";
 const char* const kCg4 = "22cg_memcpy_async_kernelILi4EE";
 const char* const kCg1 = "22cg_memcpy_async_kernelILi1EE";
 const char* const kPrimitives = "26pipeline_primitives_kernelPKj";
@@ -291,6 +291,17 @@ TEST_F(HostCodegen, EveryKernelCopiesWithSixteenByteLdgstsOnBothArchitectures) {
       EXPECT_FALSE(has(k, "cp.async.bulk")) << where << ": a bulk copy";
       EXPECT_FALSE(has(k, "ld.global")) << where << " should not copy through registers";
       EXPECT_TRUE(has(k, "st.global.v4.u32")) << where << ": 16-byte stores in the compute phase";
+    }
+  }
+}
+
+// The stages start on a 128-byte line: dynamic shared memory declared .align 128 begins after the
+// static pipeline_shared_state on a 128-byte boundary, not 16 bytes past the state's end.
+TEST_F(HostCodegen, DynamicSharedMemoryIsDeclaredOnA128ByteLine) {
+  for (const char* arch : {"80", "90"}) {
+    for (const auto* ptx : {&lesson_.at(arch), &lab_.at(arch)}) {
+      EXPECT_TRUE(has(*ptx, ".extern .shared .align 128 .b8 smem_dynamic[]")) << "compute_" << arch;
+      EXPECT_FALSE(has(*ptx, ".extern .shared .align 16 .b8 smem_dynamic[]")) << "compute_" << arch;
     }
   }
 }
@@ -482,7 +493,7 @@ TEST_F(Sm80_PipelineGrid, TheLessonLaunchesTheBatchGridTheResidentRowOneBlockPer
 __global__ void one_thread_commits_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                                           std::size_t num_batches) {
   constexpr int kBrokenStages = 2;
-  extern __shared__ uint4 smem_dynamic[];
+  extern __shared__ __align__(128) uint4 smem_dynamic[];
   std::uint32_t* smem_stages = reinterpret_cast<std::uint32_t*>(smem_dynamic);
   __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, kBrokenStages> pipe_state;
   cg::thread_block block = cg::this_thread_block();
