@@ -136,7 +136,7 @@ void print_host_model(std::ostream& out, std::size_t stage_bytes) {
   course::StageCursor<kRingStages> cursor;
   for (int k = 0; k < 10; ++k, cursor.advance()) out << cursor.stage << '/' << cursor.phase << ' ';
   out << '\n';
-  for (int stages = 1; stages <= 4; ++stages) {
+  for (int stages = 2; stages <= 4; ++stages) {  // the ring releases a stage one tile late: 2 at least
     const std::size_t smem = ring_smem_bytes(stages, stage_bytes);
     const std::size_t blocks = ring_blocks_per_sm_90(smem);
     out << "  ring of " << stages << " x " << stage_bytes / 1024 << " KiB: " << smem << " bytes per block, " << blocks

@@ -203,8 +203,9 @@ TEST(HostSmemPlan, TheHostModelPrintsTheRulesTheWaitsAndThePlan) {
   EXPECT_TRUE(contains(text, "0/0 1/0 2/0 3/0 0/1 1/1 2/1 3/1 0/0 1/0")) << text;
   EXPECT_TRUE(contains(text, "ring of 4 x 32 KiB: 131136 bytes per block, 1 block per SM on 9.0, up to 128 KiB"))
       << text;
-  EXPECT_TRUE(contains(text, "ring of 1 x 32 KiB: 32784 bytes per block, 6 blocks per SM on 9.0, up to 192 KiB"))
+  EXPECT_TRUE(contains(text, "ring of 2 x 32 KiB: 65568 bytes per block, 3 blocks per SM on 9.0, up to 192 KiB"))
       << text;
+  EXPECT_FALSE(contains(text, "ring of 1 x")) << "the ring needs two stages at least:\n" << text;
 }
 
 // ---- The stage cursor the rings use (course::StageCursor) --------------------------------------
