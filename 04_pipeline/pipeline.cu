@@ -43,8 +43,7 @@ constexpr std::size_t kBatchBytes = kBatchElems * sizeof(std::uint32_t);  // 8 K
 constexpr int kChunkBytes = 16;  // the widest LDGSTS
 constexpr int kChunksPerThread = kBatchBytes / kChunkBytes / kBlockThreads;  // 2
 static_assert((kBatchElems & (kBatchElems - 1)) == 0, "the ring index below wraps with a mask");
-static_assert(kBatchBytes % (kChunkBytes * kBlockThreads) == 0,
-              "every thread copies whole 16-byte chunks");
+static_assert(kBatchBytes % (kChunkBytes * kBlockThreads) == 0, "whole 16-byte chunks per thread");
 
 // ---- The problem: chapter 01's ring smoothing, on 8 KiB batches --------------------------
 __host__ __device__ inline std::uint32_t smooth(std::uint32_t left, std::uint32_t centre,
@@ -335,6 +334,9 @@ course::ChapterInfo chapter_info() {
   info.bench_bytes = 1u << 30;
   info.size_rule = course::whole_multiples_of(
       kBatchBytes, "--size must be a whole number of 8 KiB batches (2048 uint32 elements)");
+  info.in_flight = course::InFlightLaunch{
+      "cuda_pipeline", (const void*)cuda_pipeline_kernel<kStages>, kBlockThreads,
+      kStages * kBatchBytes, kStages, kBatchBytes};
   info.host_model = [](std::ostream& out) {
     print_pipeline_schedule<kStages>(out, kStages + 2);
   };

@@ -472,6 +472,11 @@ class Sm80_PipelineGrid : public course::GpuTest {
   Sm80_PipelineGrid() : GpuTest(chapter_info().requirement) {}
 };
 
+TEST_F(Sm80_PipelineGrid, TheLessonKeepsTheBytesInFlightThisGpuNeeds) {
+  ASSERT_TRUE(chapter_info().in_flight.has_value());
+  course::expect_enough_in_flight(*chapter_info().in_flight, device());
+}
+
 TEST_F(Sm80_PipelineGrid, TheLessonLaunchesTheBatchGridTheResidentRowOneBlockPerSm) {
   for (std::size_t num_batches : {std::size_t{1}, std::size_t{5}, std::size_t{10007}}) {
     EXPECT_EQ(course::launched_grid(&launch_batch_grid<course::grid_probe_kernel, kStages>, num_batches, 0), batch_grid(num_batches, kBatchesPerBlock))

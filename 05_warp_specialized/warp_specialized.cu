@@ -282,9 +282,7 @@ const Variant kVariants[] = {
 };
 
 // ---- run(): verify every variant, then time the correct ones ------------------------------
-
-// Input, expected output and device buffers for `num_batches` batches.
-struct Problem {
+struct Problem {  // input, expected output and device buffers for `num_batches` batches
   explicit Problem(std::size_t num_batches, unsigned max_blocks = 0)
       : num_batches(num_batches), max_blocks(max_blocks), host_in(num_batches * kBatchElems),
         gmem_in(host_in.size()), gmem_out(host_in.size()) {
@@ -340,6 +338,8 @@ course::ChapterInfo chapter_info() {
   info.size_rule = course::whole_multiples_of(
       kBatchBytes, "--size must be a whole number of 8 KiB batches (2048 uint32 elements)");
   info.host_model = print_ring_model<kStages>;  // runs without a GPU
+  info.in_flight = course::InFlightLaunch{"mbarrier", (const void*)mbarrier_kernel<kStages>,
+                                          kBlockThreads, 0, kStages, kBatchBytes};  // static smem
   return info;
 }
 

@@ -76,7 +76,6 @@ __global__ void minimal_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem
 /// [minimal]
 
 // ---- Device building blocks of the other kernels -------------------------------------------
-
 /// [elect]
 // TUTORIAL: a bulk copy takes its operands from uniform registers. Under `threadIdx.x == 0` the
 // compiler may wrap it in a loop over the active lanes; elect.sync sets its predicate in exactly
@@ -115,7 +114,6 @@ __device__ void write_back_tile(std::uint32_t* gmem_dst, const std::uint32_t* sm
 }
 
 // ---- The library's call for the same copy: a block loops over its tiles, one 4 KiB tile at a time
-
 /// [memcpy_async]
 __global__ void __launch_bounds__(kBlockThreads)
     memcpy_async_kernel(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
@@ -222,7 +220,6 @@ __global__ void __launch_bounds__(kRingThreads)
 /// [ring]
 
 // ---- Launchers and the variant table -------------------------------------------------------
-
 // Refuses a request that breaks a rule or a shared-memory plan the device cannot hold, before
 // anything runs; opts the kernel in to `smem_bytes`. False: no bytes, nothing to launch.
 template <class Kernel>
@@ -340,6 +337,9 @@ course::ChapterInfo chapter_info() {
   info.size_rule = course::whole_multiples_of(
       kBulkAlignBytes, "--size must be a multiple of 16 bytes (bulk copies move 16-byte units)");
   info.host_model = [](std::ostream& out) { print_host_model<kStages>(out, kStageBytes); };
+  info.in_flight = course::InFlightLaunch{"ring", (const void*)ring_kernel<kStages, kStageBytes>,
+                                          kRingThreads, ring_smem_bytes(kStages, kStageBytes),
+                                          kStages, kStageBytes};
   return info;
 }
 

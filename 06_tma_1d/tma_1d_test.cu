@@ -536,6 +536,12 @@ class Sm90_Tma1dRing : public course::GpuTest {
   }
 };
 
+// The lesson's ring keeps the bytes in flight per SM that Little's law asks of this GPU.
+TEST_F(Sm90_Tma1dRing, TheLessonKeepsTheBytesInFlightThisGpuNeeds) {
+  ASSERT_TRUE(chapter_info().in_flight.has_value());
+  course::expect_enough_in_flight(*chapter_info().in_flight, device());
+}
+
 TEST_F(Sm90_Tma1dRing, TwoToFourStages) {  // a stage is released one tile late: at least two
   expect_ring_correct<2, kStageBytes>();
   expect_ring_correct<3, kStageBytes>();

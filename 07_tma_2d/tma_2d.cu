@@ -332,6 +332,8 @@ course::ChapterInfo chapter_info() {
         << " KiB of shared memory per block\n";
     print_map_model(out);
   };
+  info.in_flight = course::InFlightLaunch{"ring", (const void*)ring_kernel<kStages>, kRingThreads,
+                                          ring_smem_bytes(kStages), kStages, kTileBytes};
   return info;
 }
 

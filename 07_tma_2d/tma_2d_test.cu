@@ -464,6 +464,12 @@ class Sm90_TmaStore : public course::GpuTest {
   Sm90_TmaStore() : GpuTest(chapter_info().requirement) {}
 };
 
+// The lesson's ring keeps the bytes in flight per SM that Little's law asks of this GPU.
+TEST_F(Sm90_TmaStore, TheRingKeepsTheBytesInFlightThisGpuNeeds) {
+  ASSERT_TRUE(chapter_info().in_flight.has_value());
+  course::expect_enough_in_flight(*chapter_info().in_flight, device());
+}
+
 TEST_F(Sm90_TmaStore, ClipsAtSixteenByteGranules) {
   const MatrixView m{70, 1001, 1012};
   std::vector<float> host_in(std::size_t(m.rows) * m.pitch_elems);

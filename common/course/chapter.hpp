@@ -27,6 +27,7 @@
 #include "course/compare.hpp"
 #include "course/device.hpp"
 #include "course/device_setup.hpp"
+#include "course/in_flight.hpp"
 
 namespace course {
 
@@ -48,6 +49,9 @@ struct ChapterInfo {
   bool bench_reads_device_memory = true;
   /// Optional host-side model printed before the requirement check (runs without a GPU).
   std::function<void(std::ostream&)> host_model;
+  /// Optional: the lesson's launch, whose bytes in flight per SM on this device (course/in_flight.hpp)
+  /// are printed after the device line beside what Little's law asks of the device.
+  std::optional<InFlightLaunch> in_flight;
   /// Optional (labs only): records `timeline_variant` with per-stage events and writes the CSV
   /// that --timeline names (course/timeline.hpp); chapter_main() calls it after every selected
   /// variant verified. A program without it refuses --timeline.
@@ -421,6 +425,7 @@ int chapter_main(int argc, char** argv, const ChapterInfo& info, const Table& ta
   }
   Report report(info.program, device);
   try {
+    if (info.in_flight) log << in_flight_line(in_flight_need(device), kept_in_flight(*info.in_flight)) << '\n';
     run(opts, report);
     // Verify first, then record: a timeline is drawn only of a kernel whose results were right.
     if (!opts.timeline.empty()) {

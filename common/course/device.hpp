@@ -31,6 +31,7 @@ struct DeviceInfo {
   std::size_t smem_per_block_optin = 0;
   int sm_clock_mhz = 0;
   int mem_clock_mhz = 0;
+  int mem_bus_bits = 0;  ///< width of the device-memory interface
   int driver_version = 0;
   int runtime_version = 0;
 };
@@ -70,6 +71,7 @@ inline DeviceInfo query_device() {
   int khz = 0;
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) == cudaSuccess) info.sm_clock_mhz = khz / 1000;
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess) info.mem_clock_mhz = khz / 1000;
+  if (cudaDeviceGetAttribute(&info.mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess) info.mem_bus_bits = 0;
   cudaGetLastError();
   return info;
 }

@@ -26,6 +26,7 @@
 #include "course/device.hpp"
 #include "course/device_setup.hpp"
 #include "course/figures.hpp"
+#include "course/in_flight.hpp"
 
 namespace course {
 
@@ -193,6 +194,15 @@ inline ::testing::AssertionResult figures_program_works(const std::string& progr
   std::filesystem::remove_all(dir);
   if (!problem.empty()) return fail("writing into " + dir.string() + ": " + problem, written);
   return ::testing::AssertionSuccess();
+}
+
+/// A lesson's launch keeps at least the bytes in flight per SM that Little's law asks of this GPU
+/// (course/in_flight.hpp): its stages are not tuned to one GPU's bandwidth.
+inline void expect_enough_in_flight(const InFlightLaunch& launch, const DeviceInfo& device) {
+  const InFlightNeed need = in_flight_need(device);
+  const KeptInFlight kept = kept_in_flight(launch);
+  EXPECT_GT(need.per_sm_bytes, 0) << "the device reported no memory clock or bus width";
+  EXPECT_GE(kept.per_sm_bytes, need.per_sm_bytes) << in_flight_line(need, kept);
 }
 
 }  // namespace course
