@@ -52,4 +52,48 @@ TEST(HostInFlight, OneLineSaysKeptNeededAndTheMargin) {
             "(Little's law: 1676 GB/s of reads, half the 3352 GB/s peak, x 600 ns / 132 SMs): 4.3 x");
 }
 
+// The rule over the space it claims: every memory clock, bus width, SM count and latency the
+// range below spans, against the law written out in base units (bytes per second x seconds).
+TEST(HostInFlight, SweepMatchesTheLawInBaseUnits) {
+  int checked = 0;
+  for (int mem_clock_mhz : {1, 877, 1215, 2619, 3201, 5000}) {
+    for (int bus_bits : {32, 64, 384, 4096, 5120, 6016, 8192}) {
+      for (int num_sms : {1, 2, 16, 108, 132, 144, 1000}) {
+        for (double latency_ns : {1.0, 200.0, 600.0, 1000.0}) {
+          const double peak_bytes_per_s = 2.0 * mem_clock_mhz * 1e6 * bus_bits / 8;
+          const double want = peak_bytes_per_s / 2 * latency_ns * 1e-9 / num_sms;
+          const course::InFlightNeed need =
+              course::in_flight_need(course::peak_dram_gbps(mem_clock_mhz, bus_bits), num_sms, latency_ns);
+          ASSERT_NEAR(need.per_sm_bytes, want, want * 1e-12)
+              << mem_clock_mhz << " MHz, " << bus_bits << " bits, " << num_sms << " SMs, " << latency_ns << " ns";
+          ASSERT_DOUBLE_EQ(need.read_gbps * 2, need.peak_gbps);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 6 * 7 * 7 * 4);
+}
+
+// Every stage count, stage size and occupancy: the product, and "stage"/"block" in the singular
+// exactly when there is one.
+TEST(HostInFlight, SweepOfStagesStageBytesAndBlocks) {
+  for (int stages = 1; stages <= 8; ++stages) {
+    for (std::size_t stage_bytes : {std::size_t{16}, std::size_t{1024}, std::size_t{8192}, std::size_t{32768},
+                                    std::size_t{1} << 20}) {
+      for (int blocks = 0; blocks <= 32; ++blocks) {
+        const course::KeptInFlight kept = course::stages_in_flight("k", stages, stage_bytes, blocks);
+        EXPECT_EQ(kept.per_sm_bytes, double(stages) * double(stage_bytes) * blocks);
+        EXPECT_EQ(kept.how.find(stages == 1 ? " 1 stage x" : " stages x") != std::string::npos, true) << kept.how;
+        EXPECT_EQ(kept.how.find(blocks == 1 ? " 1 block per SM" : " blocks per SM") != std::string::npos, true)
+            << kept.how;
+      }
+    }
+  }
+  // No bandwidth known (a device that reports no bus width): no margin is claimed.
+  const std::string line = course::in_flight_line(course::in_flight_need(0, 132), course::stages_in_flight("k", 4, 8192, 6));
+  EXPECT_NE(line.find("0.0 KiB needed"), std::string::npos) << line;
+  EXPECT_NE(line.find("): 0.0 x"), std::string::npos) << line;
+}
+
 }  // namespace
