@@ -138,12 +138,7 @@ void require_one_warp(int block_threads) {
 void launch_tiles(void (*kernel)(const float*, float*, std::size_t), int block_threads,
                   const float* gmem_padded, float* gmem_out, std::size_t num_tiles) {
   require_one_warp(block_threads);
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_threads, 0));
-  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  const std::size_t resident = course::resident_blocks((const void*)kernel, block_threads);
   const auto num_blocks = static_cast<unsigned>(num_tiles < resident ? num_tiles : resident);
   kernel<<<num_blocks, block_threads>>>(gmem_padded, gmem_out, num_tiles);
   COURSE_CHECK_LAUNCH();

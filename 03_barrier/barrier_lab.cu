@@ -19,11 +19,8 @@ namespace lab {
 // blocks than batches; each block loops over batches k, k + gridDim.x, ... for the whole run.
 template <auto kKernel>
 void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches) {
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
-  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  // Blocks per SM from the occupancy calculator, times the SMs (course/in_flight.hpp).
+  const std::size_t resident = course::resident_blocks((const void*)kKernel, kBlockThreads);
   kKernel<<<static_cast<unsigned>(num_batches < resident ? num_batches : resident), kBlockThreads>>>(gmem_in, gmem_out,
                                                                                                     num_batches);
   COURSE_CHECK_LAUNCH();

@@ -252,12 +252,12 @@ __global__ void __launch_bounds__(kBlockThreads)
 // block's prime starts all its copies and it computes each batch while the later ones land.
 constexpr int kBatchesPerBlock = 4;
 
-// kKernelStages stages of 8 KiB in dynamic shared memory; max_blocks (0: none) caps the grid
-// (the tests send every batch through one block).
-template <auto kKernel, int kKernelStages>
+// kKernelStages stages of 8 KiB in dynamic shared memory (after kOffsetBytes: the lab's misaligned
+// row); max_blocks (0: none) caps the grid (the tests send every batch through one block).
+template <auto kKernel, int kKernelStages, int kOffsetBytes = 0>
 void launch_batch_grid(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
                        std::size_t num_batches, unsigned max_blocks) {
-  constexpr int kSmemBytes = kKernelStages * kBatchBytes;
+  constexpr int kSmemBytes = kKernelStages * kBatchBytes + kOffsetBytes;
   // Above 48 KiB of dynamic shared memory a kernel must opt in (4 x 8 KiB need not).
   COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     kSmemBytes));

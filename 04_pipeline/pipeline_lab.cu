@@ -25,9 +25,17 @@
 #include <stdexcept>
 #include <string>
 
+#include "course/direct_smoothing.cuh"  // no_sync: the ceiling, no shared memory or barrier
 #include "course/timeline.hpp"  // --timeline: the recorder and the CSV (measurement only)
 
 namespace lab {
+
+// The ceiling (row no_sync): the lesson's smoothing with no shared memory, no copy and no barrier.
+struct Smooth {
+  __device__ std::uint32_t operator()(std::uint32_t l, std::uint32_t c, std::uint32_t r) const {
+    return smooth(l, c, r);
+  }
+};
 
 constexpr int kWarpThreads = 32;
 
@@ -186,21 +194,9 @@ void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
 }
 /// [resident]
 
-/// [misaligned]
 // The lesson's kernel with its stages 80 bytes past a 128-byte line: where the 72 bytes of its
 // static pipeline_shared_state<4> put them before the lesson aligned its dynamic shared memory.
 constexpr int kMisalignBytes = 80;
-void launch_misaligned(const std::uint32_t* gmem_in, std::uint32_t* gmem_out,
-                       std::size_t num_batches, unsigned max_blocks) {
-  constexpr auto kKernel = cuda_pipeline_kernel<kStages, NoEvents, kMisalignBytes>;
-  constexpr int kSmemBytes = kStages * kBatchBytes + kMisalignBytes;
-  COURSE_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    kSmemBytes));
-  const unsigned grid = batch_grid(num_batches, kBatchesPerBlock, max_blocks);
-  kKernel<<<grid, kBlockThreads, kSmemBytes>>>(gmem_in, gmem_out, num_batches);
-  COURSE_CHECK_LAUNCH();
-}
-/// [misaligned]
 
 using ::Variant;  // the lesson's: name, summary, launcher, stages
 
@@ -210,7 +206,9 @@ const Variant kVariants[] = {
     {"cuda_pipeline_s3", "the lesson's block-scope cuda::pipeline with 3 stages",
      &launch_batch_grid<cuda_pipeline_kernel<3>, 3>, 3},
     {"cuda_pipeline_misaligned", "the lesson's cuda_pipeline, stages 80 bytes off a 128-byte line",
-     &launch_misaligned, kStages},
+     &launch_batch_grid<cuda_pipeline_kernel<kStages, NoEvents, kMisalignBytes>, kStages,
+                        kMisalignBytes>,
+     kStages},
     {"cg_memcpy_async_s1", "the lesson's cg::memcpy_async + wait_prior with 1 stage",
      &launch_batch_grid<cg_memcpy_async_kernel<1>, 1>, 1},
     {"pipeline_primitives_resident", "the lesson's primitives, one block per SM over all batches",
@@ -223,6 +221,8 @@ const Variant kVariants[] = {
      &launch_batch_grid<entangled_arrive_kernel<4, false>, 4>, 4},
     {"syncwarp_arrive_s4", "the same copies, __syncwarp() then one converged producer_commit",
      &launch_batch_grid<entangled_arrive_kernel<4, true>, 4>, 4},
+    {"no_sync", "the ceiling: the same smoothing from global memory, no shared memory or barrier",
+     &launch_batch_grid<course::direct_smoothing_kernel<kBatchElems, Smooth>, 0>, 1},  // no ring
 };
 
 // ---- Timeline: the block-scope cuda::pipeline with its events recorded (--timeline=FILE) ----

@@ -18,9 +18,17 @@
 #include <stdexcept>
 #include <string>
 
+#include "course/direct_smoothing.cuh"  // no_sync: the ceiling, no shared memory or barrier
 #include "course/timeline.hpp"  // --timeline: the recorder and the CSV (measurement only)
 
 namespace lab {
+
+// The ceiling (row no_sync): the lesson's smoothing with no shared memory, no copy and no barrier.
+struct Smooth {
+  __device__ std::uint32_t operator()(std::uint32_t l, std::uint32_t c, std::uint32_t r) const {
+    return smooth(l, c, r);
+  }
+};
 
 // ---- Every consumer thread arrives: the release without __syncwarp ----------------------------
 
@@ -162,11 +170,7 @@ struct TimelineRun {
 TimelineRun record_mbarrier_ring(Problem& problem, std::uint32_t max_recorded, std::uint32_t max_iterations) {
   constexpr auto kernel = recorded_mbarrier_kernel<kTimelineStages>;
   course::timeline::Recording recording(max_recorded, max_iterations);
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, 0));
-  std::size_t grid = static_cast<std::size_t>(num_sms) * blocks_per_sm;  // as launch_resident: all resident at once
+  std::size_t grid = course::resident_blocks((const void*)kernel, kBlockThreads);  // as launch_resident
   if (problem.max_blocks != 0 && problem.max_blocks < grid) grid = problem.max_blocks;
   if (problem.num_batches < grid) grid = problem.num_batches;
   problem.gmem_out.poison();
@@ -202,13 +206,8 @@ void write_timeline(const course::Options& opts, std::ostream& log) {
 template <auto kKernel>
 void launch_resident(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std::size_t num_batches,
                      unsigned max_blocks) {
-  static const std::size_t resident = [] {  // asked once per kernel: --bench would time the queries
-    int device = 0, num_sms = 0, blocks_per_sm = 0;
-    COURSE_CHECK(cudaGetDevice(&device));
-    COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-    COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kKernel, kBlockThreads, 0));
-    return static_cast<std::size_t>(num_sms) * blocks_per_sm;
-  }();
+  // Asked once per kernel (--bench would time the queries): course/in_flight.hpp.
+  static const std::size_t resident = course::resident_blocks((const void*)kKernel, kBlockThreads);
   std::size_t grid = resident;
   if (max_blocks != 0 && max_blocks < grid) grid = max_blocks;
   if (num_batches < grid) grid = num_batches;
@@ -226,6 +225,8 @@ const Variant kVariants[] = {
      &launch_resident<mbarrier_kernel<2>>},
     {"mbarrier_2stage_all_arrive", "the lesson's mbarrier, every consumer thread arrives on empty_bar",
      &launch_batch_grid<all_arrive_kernel>},
+    {"no_sync", "the ceiling: the same smoothing from global memory, no shared memory or barrier",
+     &launch_batch_grid<course::direct_smoothing_kernel<kBatchElems, Smooth>>},
 };
 
 // ---- run(): verify every row, then time the correct ones ------------------------------------

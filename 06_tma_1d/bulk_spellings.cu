@@ -229,17 +229,14 @@ void launch_resident(Kernel kernel, std::size_t smem_bytes, std::size_t tile_byt
   // nothing that breaks a rule reaches the GPU
   require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);
   if (num_bytes == 0) return;
-  int device = 0, num_sms = 0, optin = 0, blocks_per_sm = 0;
+  int device = 0, optin = 0;
   COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
   COURSE_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   if (std::optional<std::string> broken = smem_plan_problem(smem_bytes, optin))
     throw course::UsageError(*broken);
-  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem_bytes)));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads,
-                                                             smem_bytes));
-  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  // The kernel opted in above 48 KiB, then blocks per SM x SMs (course/in_flight.hpp).
+  const std::size_t resident =
+      course::resident_blocks((const void*)kernel, kBlockThreads, smem_bytes);
   const unsigned grid =
       static_cast<unsigned>(std::min(resident, num_tiles_of(num_bytes, tile_bytes)));
   kernel<<<grid, kBlockThreads, smem_bytes>>>(gmem_in, gmem_out, num_bytes, extra...);

@@ -39,12 +39,7 @@ void launch_resident(Kernel kernel, int threads, std::size_t smem_bytes, std::si
                      Extra... extra) {
   const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
   if (!prepare_launch(kernel, smem_bytes, gmem_in, gmem_out, num_bytes)) return;
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads,
-                                                             smem_bytes));
-  const std::size_t resident = static_cast<std::size_t>(num_sms) * blocks_per_sm;
+  const std::size_t resident = course::resident_blocks((const void*)kernel, threads, smem_bytes);
   const auto grid = static_cast<unsigned>(std::min(resident, num_tiles_of(num_bytes, tile_bytes)));
   kernel<<<grid, threads, smem_bytes>>>(gmem_in, gmem_out, num_bytes, extra...);
   COURSE_CHECK_LAUNCH();
@@ -125,11 +120,7 @@ void launch_fallback(const std::uint32_t* gmem_in, std::uint32_t* gmem_out, std:
   const std::size_t num_bytes = num_elems * sizeof(std::uint32_t);
   require_bulk_copy_rules(gmem_in, gmem_out, num_bytes);  // nothing that breaks a rule runs
   if (num_bytes == 0) return;
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, 0));
-  std::size_t grid = std::min<std::size_t>(static_cast<std::size_t>(num_sms) * blocks_per_sm,
+  std::size_t grid = std::min<std::size_t>(course::resident_blocks((const void*)kernel, kBlockThreads),
                                            num_tiles_of(num_bytes, kTileBytes));
   grid = std::min<std::size_t>(grid, kMaxGlobalBarriers);  // one global barrier per block at most
   kernel<<<static_cast<unsigned>(grid), kBlockThreads>>>(gmem_in, gmem_out, num_bytes);
@@ -264,12 +255,9 @@ TimelineRun record_counter_ring(Problem& problem, std::uint32_t max_blocks,
                   recording.recorder());
   COURSE_CHECK(cudaDeviceSynchronize());
   TimelineRun run{recording.events(), problem.gmem_out.check(problem.expected)};
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kBlockThreads, smem));
   const std::size_t num_tiles = num_tiles_of(problem.num_elems * sizeof(std::uint32_t), kStageBytes);
-  run.grid = static_cast<unsigned>(std::min<std::size_t>(std::size_t(num_sms) * blocks_per_sm, num_tiles));
+  const std::size_t resident = course::resident_blocks((const void*)kernel, kBlockThreads, smem);
+  run.grid = static_cast<unsigned>(std::min(resident, num_tiles));
   return run;
 }
 

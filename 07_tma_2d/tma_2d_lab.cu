@@ -9,7 +9,8 @@
 //   which tiles a block takes: in_order, a four-stage pipeline whose elected leader takes the
 //     next tile from a global counter (tiles in the order of the matrix, whatever the blocks'
 //     speeds), records it per stage, and frees stages with wait_group_read instead of an empty
-//     barrier.
+//     barrier;
+//   the ceiling: no_sync, the same bytes read and written with plain float4 loads and stores.
 // Hardware: compute capability 9.0, as the lesson.
 // Run: build/07_tma_2d/tma_2d_lab [--bench] [--variant=NAME] [--size=N]
 // API: cuda::ptx::fence_proxy_tensormap_generic, PTX fence.proxy.tensormap:
@@ -17,6 +18,7 @@
 //      cudaMemcpyToSymbol: https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__MEMORY.html
 #include "tma_2d.cu"  // the lesson: the model, minimal_tile, ring_kernel, the building blocks
 
+#include <stdexcept>
 #include <string>
 
 namespace lab {
@@ -115,6 +117,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 // (parameters), and [in, out] in global memory; the __constant__ copies have no pointer.
 struct PublishedMaps : TileMaps {
   const CUtensorMap* gmem = nullptr;
+  const float* gmem_in = nullptr;  // the matrices themselves, for the ceiling (no_sync)
+  float* gmem_out = nullptr;
+  MatrixView view{};
 };
 
 /// [publish]
@@ -151,19 +156,12 @@ void launch_global_memory(const PublishedMaps& maps, const TileGrid& grid, unsig
 template <class Kernel, class... Args>
 void launch_resident(Kernel kernel, int threads, std::size_t smem_bytes, const TileGrid& grid,
                      unsigned max_blocks, const Args&... args) {
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  // Over 48 KiB of shared memory per block: dynamic, and only with this opt-in (chapter 11).
-  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem_bytes)));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, threads,
-                                                             smem_bytes));
-  if (blocks_per_sm == 0) {
+  // Over 48 KiB of shared memory per block the kernel is opted in first (chapter 11).
+  std::size_t blocks = course::resident_blocks((const void*)kernel, threads, smem_bytes);
+  if (blocks == 0) {
     throw course::CudaError("no block fits on an SM with " + std::to_string(smem_bytes) +
                             " bytes of shared memory");
   }
-  std::size_t blocks = static_cast<std::size_t>(num_sms) * blocks_per_sm;
   if (max_blocks != 0 && max_blocks < blocks) blocks = max_blocks;
   if (static_cast<std::size_t>(grid.num_tiles) < blocks) blocks = grid.num_tiles;
   kernel<<<static_cast<unsigned>(blocks), threads, smem_bytes>>>(args...);
@@ -192,6 +190,33 @@ void launch_ring_resident(const PublishedMaps& maps, const TileGrid& grid, unsig
 }
 /// [ring_resident]
 
+// ---- The ceiling: the same bytes with no TMA, no shared memory, no barrier -----------------
+/// [no_sync]
+// Each thread doubles float4s of the matrix straight in global memory, striding over the grid:
+// rows of the whole pitch are one contiguous array. What the traffic allows, nothing to wait for.
+__global__ void __launch_bounds__(kBlockThreads)
+    no_sync_kernel(const float4* __restrict__ gmem_in, float4* __restrict__ gmem_out,
+                   std::size_t num_vecs) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  for (std::size_t v = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; v < num_vecs;
+       v += stride) {
+    const float4 x = gmem_in[v];
+    gmem_out[v] = make_float4(modify(x.x), modify(x.y), modify(x.z), modify(x.w));
+  }
+}
+/// [no_sync]
+void launch_no_sync(const PublishedMaps& maps, const TileGrid&, unsigned max_blocks) {
+  const MatrixView& m = maps.view;
+  if (m.cols != m.pitch_elems) throw std::invalid_argument("no_sync: rows must fill the pitch");
+  unsigned blocks = course::resident_blocks((const void*)no_sync_kernel, kBlockThreads);
+  if (max_blocks != 0 && max_blocks < blocks) blocks = max_blocks;
+  // A pitch is whole 16-byte units (the map's rule), so the matrix is whole float4s.
+  no_sync_kernel<<<blocks, kBlockThreads>>>(reinterpret_cast<const float4*>(maps.gmem_in),
+                                            reinterpret_cast<float4*>(maps.gmem_out),
+                                            std::size_t(m.rows) * m.pitch_elems / 4);
+  COURSE_CHECK_LAUNCH();
+}
+
 struct Variant {
   const char* name;
   const char* summary;
@@ -208,6 +233,8 @@ const Variant kVariants[] = {
      &launch_ring_resident},
     {"in_order", "4 stages, tiles taken in order from a global counter, no empty barrier",
      &launch_in_order},
+    {"no_sync", "the ceiling: the matrix doubled straight in global memory, no TMA or barrier",
+     &launch_no_sync},
 };
 
 // ---- run(): verify every row, then time the correct ones ----------------------------------
@@ -219,6 +246,9 @@ struct Problem : ::Problem {
   PublishedMaps maps(const MatrixView& m) {
     PublishedMaps published{::Problem::maps(m)};
     publish_maps(published, gmem_maps.data());
+    published.gmem_in = gmem_in.data();
+    published.gmem_out = gmem_out.data();
+    published.view = m;
     return published;
   }
   course::DeviceBuffer<CUtensorMap> gmem_maps;

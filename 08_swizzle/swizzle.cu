@@ -240,15 +240,11 @@ TransposeMaps transpose_maps(const float* gmem_in, float* gmem_out, int rows, in
 // 129 KiB of dynamic shared memory is more than the default 48 KiB: the kernel must opt in.
 template <class Kernel, class... Args>
 void launch_resident(Kernel kernel, int num_slabs, const Args&... args) {
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int{kTmaSmemBytes}));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kTmaThreads,
-                                                             kTmaSmemBytes));
-  if (blocks_per_sm == 0) throw course::CudaError("no block fits on an SM");
-  const int blocks = std::min(num_slabs, num_sms * blocks_per_sm);
+  // Opted in above 48 KiB, then blocks per SM x SMs from the occupancy calculator (in_flight.hpp).
+  const unsigned resident =
+      course::resident_blocks((const void*)kernel, kTmaThreads, kTmaSmemBytes);
+  if (resident == 0) throw course::CudaError("no block fits on an SM");
+  const int blocks = std::min(num_slabs, static_cast<int>(resident));
   kernel<<<blocks, kTmaThreads, kTmaSmemBytes>>>(args...);
   COURSE_CHECK_LAUNCH();
 }

@@ -23,11 +23,12 @@
 #include "device_tensormap_model.hpp"  // the batch, its rules and reference (no GPU needed)
 
 namespace ptx = cuda::ptx;
-
 constexpr int kBlockThreads = 256;
 constexpr int kWarpThreads = 32;
 constexpr std::size_t kVerifyBytes = 64u << 20;               // the default --size (1 GiB: --bench)
 constexpr std::size_t kSmemAlign = 128;                       // TMA boxes in shared memory
+constexpr int kStages = 3;  // the ring: 3 boxes of up to 32 KiB, 2 blocks per SM (see the page)
+constexpr std::size_t kTileBytes = kTileElems * sizeof(float);  // a stage: the widest box
 constexpr int kMapBytes = sizeof(CUtensorMap);                // what cp_fenceproxy copies
 constexpr int kMapWords = kMapBytes / sizeof(std::uint64_t);  // a warp copies 8 bytes per lane
 static_assert(kMapBytes == 128, "a tensor map is 1024 bits (.b1024): cp_fenceproxy's one size");
@@ -144,11 +145,11 @@ struct GlobalMaps {
   }
 };
 /// [acquire]
-// Starts the load of the box at `at` into smem_box, completing on `bar` with box_bytes.
+// Starts the load of the box at `at` into smem_box: bar's one arrival, with the whole box in
+// transaction bytes (the zeros filled in outside the tensor count too).
 __device__ void load_box(const CUtensorMap* map, TileCoords at, std::uint32_t box_bytes,
                          float* smem_box, std::uint64_t* bar) {
-  const std::int32_t coords[2] = {at.x, at.y};  // innermost first; outside the tensor: zero fill
-  // The barrier's one arrival, plus the whole box in transaction bytes (the zeros count too).
+  const std::int32_t coords[2] = {at.x, at.y};  // innermost first
   (void)ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, bar,
                                        box_bytes);
   ptx::cp_async_bulk_tensor(ptx::space_shared, ptx::space_global, smem_box, map, coords, bar);
@@ -160,55 +161,59 @@ __device__ void store_box(const CUtensorMap* map, TileCoords at, const float* sm
   ptx::cp_async_bulk_commit_group();  // wait_group counts these groups, per issuing thread
 }
 /// [tile_loop]
-// TUTORIAL: tiles taken in order, as in chapter 07's pipeline: the leader takes the next untaken
-// tile from a global counter whenever the box is free and records it in smem_tile; past the last
-// tile a plain arrival completes the phase: "none left". Maps: where each tensor's pair is and
-// how it is acquired (GlobalMaps<scope>; the lab brings others).
-template <class Maps>
+// TUTORIAL: chapter 06's counter ring, with boxes. The leader loads the next untaken tile of the
+// batch (a global counter) into each free stage and writes its number in smem_tile; past the last
+// tile a plain arrival completes the phase: "none left". A stage is free once its box's store has
+// read it. Maps: where each tensor's pair is, how it is acquired (GlobalMaps<scope>, or the lab's).
+template <int kRingStages, class Maps>
 __device__ void double_batch_tiles(const Maps& maps, const Batch& batch,
                                    unsigned long long* next_tile, bool is_leader) {
-  __shared__ alignas(kSmemAlign) float smem_box[kTileElems];  // [kTileRows][box_cols]
-  __shared__ alignas(8) std::uint64_t full_bar;  // the box has landed, or no tile is left
-  __shared__ int smem_tile;                      // the tile in smem_box (>= num_tiles: none left)
-  if (is_leader) {
-    ptx::mbarrier_init(&full_bar, std::uint32_t{1});  // one arrival per phase: the leader's
-    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the init is visible to TMA
-  }
-  __syncthreads();  // ...and to every thread, before anyone waits on it
-  int tensor = 0, acquired = -1;  // the current tile's tensor; the last one the leader acquired
-  for (course::StageCursor<1> cursor;; cursor.advance()) {  // one box: the parity flips each tile
-    if (is_leader) {  // the box is free
-      const int taken = static_cast<int>(atomicAdd(next_tile, 1ull));  // the next untaken tile
-      smem_tile = taken;  // every thread read the previous one before the last block sync
-      if (taken >= batch.num_tiles) {
-        // No bytes: the leader's arrival alone completes the phase, which then says "none left".
-        (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &full_bar);
-      } else {
-        while (taken >= batch.first_tile[tensor + 1]) ++tensor;
-        const TensorLayout& t = batch.tensors[tensor];
-        if (tensor != acquired) {
-          // The copy-issuing thread acquires, once per map while unchanged (see the page).
-          maps.acquire(kMapsPerTensor * tensor);
-          maps.acquire(kMapsPerTensor * tensor + 1);
-          acquired = tensor;
-        }
-        const TileCoords at = tile_origin(t, taken - batch.first_tile[tensor]);
-        load_box(maps.map(kMapsPerTensor * tensor), at,
-                 std::uint32_t(t.box_cols * kTileRows * sizeof(float)), smem_box, &full_bar);
-      }
+  extern __shared__ __align__(kSmemAlign) float smem_boxes[];  // [kRingStages][kTileElems]
+  __shared__ alignas(8) std::uint64_t full_bar[kRingStages];  // the box landed, or none is left
+  __shared__ int smem_tile[kRingStages];  // the stage's tile (>= num_tiles: none left)
+  int taken_tensor = 0, acquired = -1, tensor = 0;  // the leader's last take, its acquire; in use
+  auto take_and_load = [&](int stage) {   // the leader, into a free stage
+    const int taken = static_cast<int>(atomicAdd(next_tile, 1ull));  // the next untaken tile
+    smem_tile[stage] = taken;  // every thread read the stage's last one before the last block sync
+    if (taken >= batch.num_tiles) {  // no bytes: the arrival alone completes the phase
+      (void)ptx::mbarrier_arrive(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                                 &full_bar[stage]);
+      return;
     }
-    course::bounded_wait_parity(&full_bar, cursor.phase, {"full", cursor.stage, cursor.phase});
-    const int tile = smem_tile;
-    if (tile >= batch.num_tiles) break;  // the same answer in every thread
+    while (taken >= batch.first_tile[taken_tensor + 1]) ++taken_tensor;
+    if (taken_tensor != acquired) {  // the copying thread acquires, once per map (see the page)
+      maps.acquire(kMapsPerTensor * taken_tensor);
+      maps.acquire(kMapsPerTensor * taken_tensor + 1);
+      acquired = taken_tensor;
+    }
+    const TensorLayout& t = batch.tensors[taken_tensor];
+    load_box(maps.map(kMapsPerTensor * taken_tensor),
+             tile_origin(t, taken - batch.first_tile[taken_tensor]),
+             std::uint32_t(t.box_cols * kTileRows * sizeof(float)),
+             smem_boxes + stage * kTileElems, &full_bar[stage]);
+  };
+  if (is_leader) {
+    for (int s = 0; s < kRingStages; ++s) ptx::mbarrier_init(&full_bar[s], std::uint32_t{1});
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);  // the init is visible to TMA
+    for (int s = 0; s < kRingStages; ++s) take_and_load(s);  // prime: one tile per stage
+  }
+  __syncthreads();  // barriers initialised (and visible to every thread) before anyone waits
+  for (course::StageCursor<kRingStages> cursor;; cursor.advance()) {
+    course::bounded_wait_parity(&full_bar[cursor.stage], cursor.phase,
+                                {"full", cursor.stage, cursor.phase});
+    const int tile = smem_tile[cursor.stage];
+    if (tile >= batch.num_tiles) break;  // the same answer in every thread (tiles only grow)
     while (tile >= batch.first_tile[tensor + 1]) ++tensor;
     const TensorLayout& t = batch.tensors[tensor];
+    float* smem_box = smem_boxes + cursor.stage * kTileElems;
     modify_box(smem_box, t.box_cols * kTileRows);
     ptx::fence_proxy_async(ptx::space_shared);  // this thread's st.shared, before TMA reads them
     __syncthreads();  // every thread's writes are fenced (and smem_tile read) before the store
     if (is_leader) {
       store_box(maps.map(kMapsPerTensor * tensor + 1),
                 tile_origin(t, tile - batch.first_tile[tensor]), smem_box);
-      ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});  // the box is read: it may be refilled
+      ptx::cp_async_bulk_wait_group_read(ptx::n32_t<0>{});  // the box is read: refill the stage
+      take_and_load(cursor.stage);
     }
   }
 }
@@ -218,8 +223,8 @@ __device__ void double_batch_tiles(const Maps& maps, const Batch& batch,
 __global__ void __launch_bounds__(kBlockThreads)
     consume_device_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
                                unsigned long long* next_tile) {
-  double_batch_tiles(GlobalMaps<ptx::dot_scope::gpu>{gmem_maps}, batch, next_tile,
-                     course::elect_tma_leader());
+  double_batch_tiles<kStages>(GlobalMaps<ptx::dot_scope::gpu>{gmem_maps}, batch, next_tile,
+                              course::elect_tma_leader());
 }
 /// [consumer]
 // ---- Launchers and the variant table -------------------------------------------------------
@@ -247,19 +252,17 @@ void launch_edit_address(const BatchBuffers& b, unsigned /*max_blocks: no persis
   }
 }
 /// [launch_edit]
-// A persistent grid: as many blocks of `kernel` as fit on the GPU at once, never more than there
-// are tiles, at most `max_blocks` when that is not 0 (tests send many tiles through a few blocks).
-template <class Kernel, class... Args>
+// A persistent grid: as many blocks of `kernel` (kRingStages boxes of dynamic shared memory) as
+// fit at once, never more than tiles, at most `max_blocks` if not 0 (tests use a few blocks).
+template <int kRingStages = kStages, class Kernel, class... Args>
 void launch_resident(Kernel kernel, const BatchBuffers& b, unsigned max_blocks, const Args&... a) {
-  int device = 0, num_sms = 0, per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlockThreads, 0));
-  unsigned blocks = std::min(unsigned(num_sms * per_sm), unsigned(b.batch.num_tiles));
+  constexpr std::size_t smem_bytes = kRingStages * kTileBytes;
+  unsigned blocks = course::resident_blocks((const void*)kernel, kBlockThreads, smem_bytes);
+  blocks = std::min(blocks, unsigned(b.batch.num_tiles));
   if (max_blocks != 0) blocks = std::min(blocks, max_blocks);
   // No tile taken yet. On the launch's stream: done after the previous kernel, before this one.
   COURSE_CHECK(cudaMemsetAsync(b.gmem_next_tile, 0, sizeof(unsigned long long)));
-  kernel<<<blocks, kBlockThreads>>>(a...);
+  kernel<<<blocks, kBlockThreads, smem_bytes>>>(a...);
   COURSE_CHECK_LAUNCH();
 }
 /// [launch_device]
@@ -280,7 +283,6 @@ const Variant kVariants[] = {
     {"device_template", "driver template, a warp per map replaces 5 fields; .gpu",
      &launch_device_template},
 };
-// ---- run(): verify every variant, then time the correct ones ------------------------------
 // The batch of `shapes` in one input and one (poisoned, guarded) output allocation.
 struct Problem {
   explicit Problem(const std::vector<TensorShape>& shapes)
@@ -315,7 +317,6 @@ course::Comparison verify(const Variant& v, Problem& p, unsigned max_blocks = 0)
   COURSE_CHECK(cudaDeviceSynchronize());
   return p.gmem_out.check(p.expected);
 }
-
 void run(const course::Options& opts, course::Report& report) {
   Problem problem(default_shapes(opts.size_bytes));
   for (const Variant& v : kVariants) {
@@ -324,7 +325,6 @@ void run(const course::Options& opts, course::Report& report) {
         [&] { v.launch(problem.buffers, 0); }, batch_bytes_moved(problem.plan));
   }
 }
-
 course::ChapterInfo chapter_info() {
   course::ChapterInfo info;
   info.program = "device_tensormap";
@@ -338,6 +338,8 @@ course::ChapterInfo chapter_info() {
   info.bench_bytes = 1u << 30;
   info.size_rule = batch_size_problem;  // whole MiB, at most 16 GiB
   info.host_model = [](std::ostream& out) { print_batch_model(out, kVerifyBytes); };
+  info.in_flight = course::InFlightLaunch{"ring", (const void*)consume_device_maps_kernel,
+                                          kBlockThreads, kStages * kTileBytes, kStages, kTileBytes};
   return info;
 }
 

@@ -6,10 +6,12 @@
 //   who makes the maps: host_encoded (the driver on the host, cudaMemcpyToSymbol, acquired at
 //     .sys), device_zero (the device from 128 zero bytes, every field replaced: no driver at all),
 //     in_block (each consuming block makes them itself: one launch, .cta release and acquire);
+//   the ring: one_box (the lesson's loop with one stage: nothing in flight during a store);
 //   the acquire: acquire_sys (the guide's .sys for maps a kernel wrote), acquire_every_tile (a
 //     fence before every copy instead of once per map);
 //   where they live: constant_maps (the driver's maps in __constant__ memory: no acquire at all);
-//   the batch: uniform_batch (eight 8192-float-wide matrices, chapter 07's shape), batch_of_32.
+//   the batch: uniform_batch (eight 8192-float-wide matrices, chapter 07's shape), batch_of_32;
+//   the ceiling: no_sync (the same bytes read and written by plain loads and stores, no TMA).
 // Hardware: compute capability 9.0 exactly, built for sm_90a, as the lesson.
 // Run: build/09_device_tensormap/device_tensormap_lab [--bench] [--variant=NAME] [--size=N]
 #include "device_tensormap.cu"  // the lesson: the batch, the encoder, the tile loop, the launchers
@@ -26,8 +28,8 @@ constexpr int kBlockWarps = kBlockThreads / kWarpThreads;
 __global__ void __launch_bounds__(kBlockThreads)
     consume_host_maps_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
                              unsigned long long* next_tile) {
-  double_batch_tiles(GlobalMaps<ptx::dot_scope::sys>{gmem_maps}, batch, next_tile,
-                     course::elect_tma_leader());
+  double_batch_tiles<kStages>(GlobalMaps<ptx::dot_scope::sys>{gmem_maps}, batch, next_tile,
+                              course::elect_tma_leader());
 }
 /// [consume_host_maps]
 /// [launch_host]
@@ -100,8 +102,8 @@ __global__ void __launch_bounds__(kBlockThreads)
     __syncwarp();  // every lane is done with smem_maps[warp_idx] before the next map is built
   }
   __syncthreads();  // every release happens before the leader's acquires
-  double_batch_tiles(GlobalMaps<ptx::dot_scope::cta>{block_maps}, batch, next_tile,
-                     course::elect_tma_leader());
+  double_batch_tiles<kStages>(GlobalMaps<ptx::dot_scope::cta>{block_maps}, batch, next_tile,
+                              course::elect_tma_leader());
 }
 /// [in_block]
 
@@ -127,13 +129,58 @@ struct EveryCopyAcquires {
 __global__ void __launch_bounds__(kBlockThreads)
     constant_maps_kernel(const CUtensorMap*, const __grid_constant__ Batch batch,
                          unsigned long long* next_tile) {
-  double_batch_tiles(ConstantMaps{}, batch, next_tile, course::elect_tma_leader());
+  double_batch_tiles<kStages>(ConstantMaps{}, batch, next_tile, course::elect_tma_leader());
 }
 __global__ void __launch_bounds__(kBlockThreads)
     acquire_every_tile_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
                               unsigned long long* next_tile) {
-  double_batch_tiles(EveryCopyAcquires{{gmem_maps}}, batch, next_tile, course::elect_tma_leader());
+  double_batch_tiles<kStages>(EveryCopyAcquires{{gmem_maps}}, batch, next_tile,
+                              course::elect_tma_leader());
 }
+// The lesson's consumer with a ring of one box: a block has nothing in flight from the store's
+// read of its box to the next load's last byte.
+__global__ void __launch_bounds__(kBlockThreads)
+    one_box_kernel(const CUtensorMap* gmem_maps, const __grid_constant__ Batch batch,
+                   unsigned long long* next_tile) {
+  double_batch_tiles<1>(GlobalMaps<ptx::dot_scope::gpu>{gmem_maps}, batch, next_tile,
+                        course::elect_tma_leader());
+}
+
+// ---- The ceiling: the batch's own bytes, with no TMA, no shared memory, no barrier ----------
+/// [no_sync]
+// Each warp doubles 256-column pieces of rows straight in global memory, 8 independent loads per
+// lane before its 8 stores. The same bytes read and written as the ring (the padding untouched),
+// nothing to wait for but the loads: what the batch's shapes allow, whatever moves the bytes.
+constexpr int kPieceCols = 256;
+constexpr int kPerLane = kPieceCols / kWarpThreads;
+__global__ void __launch_bounds__(kBlockThreads)
+    no_sync_kernel(const __grid_constant__ Batch batch, const float* __restrict__ gmem_in,
+                   float* __restrict__ gmem_out) {
+  const int lane = threadIdx.x % kWarpThreads;
+  const std::size_t warp = (std::size_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarpThreads;
+  const std::size_t num_warps = std::size_t{gridDim.x} * blockDim.x / kWarpThreads;
+  for (int i = 0; i < batch.num_tensors; ++i) {
+    const TensorLayout& t = batch.tensors[i];
+    const std::size_t pieces_per_row = (t.cols + kPieceCols - 1) / kPieceCols;
+    const std::size_t num_pieces = std::size_t(t.rows) * pieces_per_row;
+    for (std::size_t p = warp; p < num_pieces; p += num_warps) {
+      const std::size_t row_start = t.offset_elems + p / pieces_per_row * t.pitch_elems;
+      const int first_col = static_cast<int>(p % pieces_per_row) * kPieceCols + lane;
+      float v[kPerLane];
+#pragma unroll
+      for (int k = 0; k < kPerLane; ++k) {
+        const int c = first_col + k * kWarpThreads;
+        if (c < t.cols) v[k] = gmem_in[row_start + c];
+      }
+#pragma unroll
+      for (int k = 0; k < kPerLane; ++k) {
+        const int c = first_col + k * kWarpThreads;
+        if (c < t.cols) gmem_out[row_start + c] = modify(v[k]);
+      }
+    }
+  }
+}
+/// [no_sync]
 
 // ---- Launchers: the lesson's signature, with the lab's extra places --------------------------
 struct Buffers : BatchBuffers {
@@ -149,21 +196,19 @@ void lesson(const Buffers& b, unsigned max_blocks) {
 }
 void launch_host(const Buffers& b, unsigned max_blocks) { launch_host_encoded(b, max_blocks); }
 
-template <class Kernel>
-unsigned resident_blocks(Kernel kernel) {
-  int device = 0, num_sms = 0, blocks_per_sm = 0;
-  COURSE_CHECK(cudaGetDevice(&device));
-  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel,
-                                                             kBlockThreads, 0));
-  return static_cast<unsigned>(num_sms * blocks_per_sm);
-}
-
 void launch_in_block(const Buffers& b, unsigned max_blocks) {
   const unsigned blocks =
       max_blocks != 0 && max_blocks < b.block_maps_blocks ? max_blocks : b.block_maps_blocks;
   launch_resident(in_block_kernel, b, blocks, b.template_map, b.batch, b.gmem_in, b.gmem_out,
                   b.gmem_block_maps, b.gmem_next_tile);
+}
+
+// The ceiling: every SM full of blocks (max_blocks, when not 0, caps them); no maps at all.
+void launch_no_sync(const Buffers& b, unsigned max_blocks) {
+  unsigned blocks = course::resident_blocks((const void*)no_sync_kernel, kBlockThreads);
+  if (max_blocks != 0) blocks = std::min(blocks, max_blocks);
+  no_sync_kernel<<<blocks, kBlockThreads>>>(b.batch, b.gmem_in, b.gmem_out);
+  COURSE_CHECK_LAUNCH();
 }
 
 // The lesson's device_template encoder, or the zero encoder: one warp per map, released at .gpu.
@@ -193,11 +238,11 @@ void prepare_constant_maps(const Buffers& b) {
 
 // A row's consumer on the batch's maps and counter, after an encoder on the device or none.
 enum class Encode { none, from_template, from_zero };
-template <auto kKernel, Encode kEncode>
+template <auto kKernel, Encode kEncode, int kRingStages = kStages>
 void launch_row(const Buffers& b, unsigned max_blocks) {
   if (kEncode == Encode::from_template) encode_on_device<false>(b);
   if (kEncode == Encode::from_zero) encode_on_device<true>(b);
-  launch_resident(kKernel, b, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
+  launch_resident<kRingStages>(kKernel, b, max_blocks, b.gmem_maps, b.batch, b.gmem_next_tile);
 }
 constexpr Launch launch_device_zero = &launch_row<consume_device_maps_kernel, Encode::from_zero>;
 constexpr Launch launch_acquire_sys =
@@ -205,6 +250,7 @@ constexpr Launch launch_acquire_sys =
 constexpr Launch launch_acquire_every_tile =
     &launch_row<acquire_every_tile_kernel, Encode::from_template>;
 constexpr Launch launch_constant_maps = &launch_row<constant_maps_kernel, Encode::none>;
+constexpr Launch launch_one_box = &launch_row<one_box_kernel, Encode::from_template, 1>;
 
 // ---- The rows ----------------------------------------------------------------------------
 using Shapes = std::vector<TensorShape> (*)(std::size_t total_bytes);
@@ -230,6 +276,8 @@ const Variant kVariants[] = {
      launch_device_zero},
     {"in_block", "one launch: each block encodes every map into its own slots, .cta",
      &launch_in_block},
+    {"one_box", "device_template with a ring of one box: nothing in flight while it is stored",
+     launch_one_box},
     {"acquire_sys", "device_template, the consumer acquiring at .sys (the guide's choice)",
      launch_acquire_sys},
     {"acquire_every_tile", "device_template, acquiring a map before every copy",
@@ -240,6 +288,8 @@ const Variant kVariants[] = {
      &lesson<&::launch_device_template>, nullptr, &uniform_batch},
     {"batch_of_32", "device_template on 32 tensors, the lesson's widths four times",
      &lesson<&::launch_device_template>, nullptr, &batch_of_32},
+    {"no_sync", "the ceiling: the batch doubled straight in global memory, no TMA, no barrier",
+     &launch_no_sync},
 };
 
 // ---- run(): verify every row, then time the correct ones ----------------------------------
@@ -248,7 +298,8 @@ const Variant kVariants[] = {
 struct Problem {
   explicit Problem(const std::vector<TensorShape>& shapes) : lesson(shapes) {
     static_cast<BatchBuffers&>(buffers) = lesson.buffers;
-    buffers.block_maps_blocks = resident_blocks(in_block_kernel);
+    buffers.block_maps_blocks = course::resident_blocks((const void*)in_block_kernel,
+                                                        kBlockThreads, kStages * kTileBytes);
     gmem_block_maps = course::DeviceBuffer<CUtensorMap>(
         std::size_t{buffers.block_maps_blocks} * kMapsPerTensor * lesson.plan.tensors.size());
     buffers.gmem_block_maps = gmem_block_maps.data();

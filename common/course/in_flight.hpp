@@ -23,7 +23,6 @@ namespace course {
 /// Chapter 01's latency of a DRAM load under load: an assumption, not a measurement.
 constexpr double kAssumedLoadLatencyNs = 600;
 
-/// [need]
 /// Peak device-memory bandwidth in GB/s: two transfers per memory clock over the whole bus.
 inline double peak_dram_gbps(int mem_clock_mhz, int bus_bits) {
   return 2.0 * mem_clock_mhz * 1e6 * (bus_bits / 8.0) / 1e9;
@@ -46,7 +45,6 @@ inline InFlightNeed in_flight_need(double peak_gbps, int num_sms,
 inline InFlightNeed in_flight_need(const DeviceInfo& device) {
   return in_flight_need(peak_dram_gbps(device.mem_clock_mhz, device.mem_bus_bits), device.sm_count);
 }
-/// [need]
 
 /// What a lesson's launch keeps in flight per SM, and how: "ring: 4 stages x 32 KiB x 1 block per SM".
 struct KeptInFlight {
@@ -73,17 +71,31 @@ struct InFlightLaunch {
   std::size_t stage_bytes = 0;
 };
 
-/// The blocks of the launch that one SM holds (the occupancy calculator on this device; above
-/// 48 KiB the kernel is opted in first, as its launch does), times its stages' bytes.
-inline KeptInFlight kept_in_flight(const InFlightLaunch& launch) {
-  if (launch.smem_bytes > 48 * 1024) {
-    COURSE_CHECK(cudaFuncSetAttribute(launch.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(launch.smem_bytes)));
+/// How many blocks of `kernel` one SM holds at once with `threads` threads and `smem_bytes` of
+/// dynamic shared memory: the occupancy calculator on this device. Above 48 KiB the kernel is
+/// opted in first, as its launch must be (chapter 11).
+inline int blocks_per_sm(const void* kernel, int threads, std::size_t smem_bytes = 0) {
+  if (smem_bytes > 48 * 1024) {
+    COURSE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(smem_bytes)));
   }
   int blocks = 0;
-  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, launch.kernel, launch.threads,
-                                                             launch.smem_bytes));
-  return stages_in_flight(launch.kernel_name, launch.stages, launch.stage_bytes, blocks);
+  COURSE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem_bytes));
+  return blocks;
+}
+
+/// A persistent grid: every SM of this device full of `kernel`'s blocks (blocks_per_sm x SMs).
+inline unsigned resident_blocks(const void* kernel, int threads, std::size_t smem_bytes = 0) {
+  int device = 0, num_sms = 0;
+  COURSE_CHECK(cudaGetDevice(&device));
+  COURSE_CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  return static_cast<unsigned>(num_sms * blocks_per_sm(kernel, threads, smem_bytes));
+}
+
+/// The blocks of the launch that one SM holds, times its stages' bytes.
+inline KeptInFlight kept_in_flight(const InFlightLaunch& launch) {
+  return stages_in_flight(launch.kernel_name, launch.stages, launch.stage_bytes,
+                          blocks_per_sm(launch.kernel, launch.threads, launch.smem_bytes));
 }
 
 /// One line for a lesson's output, e.g. "bytes in flight per SM: 128.0 KiB kept (ring: 4 stages x
