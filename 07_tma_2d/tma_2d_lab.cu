@@ -192,8 +192,8 @@ void launch_ring_resident(const PublishedMaps& maps, const TileGrid& grid, unsig
 
 // ---- The ceiling: the same bytes with no TMA, no shared memory, no barrier -----------------
 /// [no_sync]
-// Each thread doubles float4s of the matrix straight in global memory, striding over the grid:
-// rows of the whole pitch are one contiguous array. What the traffic allows, nothing to wait for.
+// One thread per float4 of the matrix, doubled straight in global memory (rows of the whole pitch
+// are one contiguous array); with fewer blocks (a test's cap) each thread strides over the grid.
 __global__ void __launch_bounds__(kBlockThreads)
     no_sync_kernel(const float4* __restrict__ gmem_in, float4* __restrict__ gmem_out,
                    std::size_t num_vecs) {
@@ -208,12 +208,13 @@ __global__ void __launch_bounds__(kBlockThreads)
 void launch_no_sync(const PublishedMaps& maps, const TileGrid&, unsigned max_blocks) {
   const MatrixView& m = maps.view;
   if (m.cols != m.pitch_elems) throw std::invalid_argument("no_sync: rows must fill the pitch");
-  unsigned blocks = course::resident_blocks((const void*)no_sync_kernel, kBlockThreads);
-  if (max_blocks != 0 && max_blocks < blocks) blocks = max_blocks;
   // A pitch is whole 16-byte units (the map's rule), so the matrix is whole float4s.
-  no_sync_kernel<<<blocks, kBlockThreads>>>(reinterpret_cast<const float4*>(maps.gmem_in),
-                                            reinterpret_cast<float4*>(maps.gmem_out),
-                                            std::size_t(m.rows) * m.pitch_elems / 4);
+  const std::size_t num_vecs = std::size_t(m.rows) * m.pitch_elems / 4;
+  std::size_t blocks = (num_vecs + kBlockThreads - 1) / kBlockThreads;
+  if (max_blocks != 0 && max_blocks < blocks) blocks = max_blocks;
+  no_sync_kernel<<<static_cast<unsigned>(blocks), kBlockThreads>>>(
+      reinterpret_cast<const float4*>(maps.gmem_in), reinterpret_cast<float4*>(maps.gmem_out),
+      num_vecs);
   COURSE_CHECK_LAUNCH();
 }
 

@@ -149,8 +149,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 // ---- The ceiling: the batch's own bytes, with no TMA, no shared memory, no barrier ----------
 /// [no_sync]
 // Each warp doubles 256-column pieces of rows straight in global memory, 8 independent loads per
-// lane before its 8 stores. The same bytes read and written as the ring (the padding untouched),
-// nothing to wait for but the loads: what the batch's shapes allow, whatever moves the bytes.
+// lane before its 8 stores. The same bytes read and written as the ring (a TMA store writes whole
+// 16-byte granules: zeros up to the granule after a row's last element; the rest of the padding
+// untouched), nothing to wait for but the loads: what the batch's shapes allow.
 constexpr int kPieceCols = 256;
 constexpr int kPerLane = kPieceCols / kWarpThreads;
 __global__ void __launch_bounds__(kBlockThreads)
@@ -161,7 +162,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   const std::size_t num_warps = std::size_t{gridDim.x} * blockDim.x / kWarpThreads;
   for (int i = 0; i < batch.num_tensors; ++i) {
     const TensorLayout& t = batch.tensors[i];
-    const std::size_t pieces_per_row = (t.cols + kPieceCols - 1) / kPieceCols;
+    const int stored_cols = (t.cols + kGranuleElems - 1) / kGranuleElems * kGranuleElems;  // stored
+    const std::size_t pieces_per_row = (stored_cols + kPieceCols - 1) / kPieceCols;
     const std::size_t num_pieces = std::size_t(t.rows) * pieces_per_row;
     for (std::size_t p = warp; p < num_pieces; p += num_warps) {
       const std::size_t row_start = t.offset_elems + p / pieces_per_row * t.pitch_elems;
@@ -170,12 +172,12 @@ __global__ void __launch_bounds__(kBlockThreads)
 #pragma unroll
       for (int k = 0; k < kPerLane; ++k) {
         const int c = first_col + k * kWarpThreads;
-        if (c < t.cols) v[k] = gmem_in[row_start + c];
+        v[k] = c < t.cols ? gmem_in[row_start + c] : 0.0f;  // as the load's zero fill
       }
 #pragma unroll
       for (int k = 0; k < kPerLane; ++k) {
         const int c = first_col + k * kWarpThreads;
-        if (c < t.cols) gmem_out[row_start + c] = modify(v[k]);
+        if (c < stored_cols) gmem_out[row_start + c] = modify(v[k]);
       }
     }
   }
