@@ -148,38 +148,32 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 // ---- The ceiling: the batch's own bytes, with no TMA, no shared memory, no barrier ----------
 /// [no_sync]
-// Each warp doubles 256-column pieces of rows straight in global memory, 8 independent loads per
-// lane before its 8 stores. The same bytes read and written as the ring (a TMA store writes whole
-// 16-byte granules: zeros up to the granule after a row's last element; the rest of the padding
-// untouched), nothing to wait for but the loads: what the batch's shapes allow.
-constexpr int kPieceCols = 256;
-constexpr int kPerLane = kPieceCols / kWarpThreads;
+// One thread per 16 bytes of what the ring moves. A row is whole float4s up to the 16-byte granule
+// after its last element (pitches and offsets are multiples of 16 bytes), and a TMA store writes
+// that whole granule: zeros past the last element, which the load's fill brought. Each thread
+// finds its tensor, row and float4, loads, doubles and stores it: nothing to wait for but a load.
+__host__ __device__ inline unsigned row_vecs(const TensorLayout& t) { return (t.cols + 3) / 4; }
 __global__ void __launch_bounds__(kBlockThreads)
     no_sync_kernel(const __grid_constant__ Batch batch, const float* __restrict__ gmem_in,
                    float* __restrict__ gmem_out) {
-  const int lane = threadIdx.x % kWarpThreads;
-  const std::size_t warp = (std::size_t{blockIdx.x} * blockDim.x + threadIdx.x) / kWarpThreads;
-  const std::size_t num_warps = std::size_t{gridDim.x} * blockDim.x / kWarpThreads;
-  for (int i = 0; i < batch.num_tensors; ++i) {
-    const TensorLayout& t = batch.tensors[i];
-    const int stored_cols = (t.cols + kGranuleElems - 1) / kGranuleElems * kGranuleElems;  // stored
-    const std::size_t pieces_per_row = (stored_cols + kPieceCols - 1) / kPieceCols;
-    const std::size_t num_pieces = std::size_t(t.rows) * pieces_per_row;
-    for (std::size_t p = warp; p < num_pieces; p += num_warps) {
-      const std::size_t row_start = t.offset_elems + p / pieces_per_row * t.pitch_elems;
-      const int first_col = static_cast<int>(p % pieces_per_row) * kPieceCols + lane;
-      float v[kPerLane];
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) {
-        const int c = first_col + k * kWarpThreads;
-        v[k] = c < t.cols ? gmem_in[row_start + c] : 0.0f;  // as the load's zero fill
-      }
-#pragma unroll
-      for (int k = 0; k < kPerLane; ++k) {
-        const int c = first_col + k * kWarpThreads;
-        if (c < stored_cols) gmem_out[row_start + c] = modify(v[k]);
-      }
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  for (std::size_t k = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;; k += stride) {
+    std::size_t first = 0;  // the batch's float4s before tensor i's
+    int i = 0;
+    for (; i < batch.num_tensors; ++i) {
+      const std::size_t n = std::size_t(batch.tensors[i].rows) * row_vecs(batch.tensors[i]);
+      if (k < first + n) break;
+      first += n;
     }
+    if (i == batch.num_tensors) return;  // past the batch's last float4
+    const TensorLayout& t = batch.tensors[i];
+    const unsigned local = static_cast<unsigned>(k - first);  // a tensor has < 2^32 float4s
+    const int col = static_cast<int>(local % row_vecs(t)) * 4;
+    const std::size_t at = t.offset_elems + std::size_t{local / row_vecs(t)} * t.pitch_elems + col;
+    const float4 x = *reinterpret_cast<const float4*>(gmem_in + at);
+    const float4 y = {modify(col + 0 < t.cols ? x.x : 0.0f), modify(col + 1 < t.cols ? x.y : 0.0f),
+                      modify(col + 2 < t.cols ? x.z : 0.0f), modify(col + 3 < t.cols ? x.w : 0.0f)};
+    *reinterpret_cast<float4*>(gmem_out + at) = y;
   }
 }
 /// [no_sync]
@@ -205,11 +199,16 @@ void launch_in_block(const Buffers& b, unsigned max_blocks) {
                   b.gmem_block_maps, b.gmem_next_tile);
 }
 
-// The ceiling: every SM full of blocks (max_blocks, when not 0, caps them); no maps at all.
+// The ceiling: a thread per float4 of the batch (max_blocks, when not 0, caps the grid).
 void launch_no_sync(const Buffers& b, unsigned max_blocks) {
-  unsigned blocks = course::resident_blocks((const void*)no_sync_kernel, kBlockThreads);
-  if (max_blocks != 0) blocks = std::min(blocks, max_blocks);
-  no_sync_kernel<<<blocks, kBlockThreads>>>(b.batch, b.gmem_in, b.gmem_out);
+  std::size_t vecs = 0;
+  for (int i = 0; i < b.batch.num_tensors; ++i) {
+    vecs += std::size_t(b.batch.tensors[i].rows) * row_vecs(b.batch.tensors[i]);
+  }
+  std::size_t blocks = (vecs + kBlockThreads - 1) / kBlockThreads;
+  if (max_blocks != 0 && max_blocks < blocks) blocks = max_blocks;
+  if (blocks == 0) return;
+  no_sync_kernel<<<static_cast<unsigned>(blocks), kBlockThreads>>>(b.batch, b.gmem_in, b.gmem_out);
   COURSE_CHECK_LAUNCH();
 }
 
