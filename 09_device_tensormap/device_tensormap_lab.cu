@@ -151,25 +151,26 @@ __global__ void __launch_bounds__(kBlockThreads)
 // One thread per 16 bytes of what the ring moves. A row is whole float4s up to the 16-byte granule
 // after its last element (pitches and offsets are multiples of 16 bytes), and a TMA store writes
 // that whole granule: zeros past the last element, which the load's fill brought. Each thread
-// finds its tensor, row and float4, loads, doubles and stores it: nothing to wait for but a load.
+// finds its tensor (the host counted the float4s before each), its row (one division) and float4,
+// loads, doubles and stores it: nothing to wait for but its load.
 __host__ __device__ inline unsigned row_vecs(const TensorLayout& t) { return (t.cols + 3) / 4; }
+struct VecPlan {
+  unsigned long long first_vec[kMaxTensors + 1];  // float4s of the tensors before tensor i
+};
 __global__ void __launch_bounds__(kBlockThreads)
-    no_sync_kernel(const __grid_constant__ Batch batch, const float* __restrict__ gmem_in,
-                   float* __restrict__ gmem_out) {
-  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
-  for (std::size_t k = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;; k += stride) {
-    std::size_t first = 0;  // the batch's float4s before tensor i's
+    no_sync_kernel(const __grid_constant__ Batch batch, const __grid_constant__ VecPlan plan,
+                   const float* __restrict__ gmem_in, float* __restrict__ gmem_out) {
+  const unsigned long long stride = std::size_t{gridDim.x} * blockDim.x;
+  const unsigned long long end = plan.first_vec[batch.num_tensors];
+  for (unsigned long long k = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; k < end;
+       k += stride) {
     int i = 0;
-    for (; i < batch.num_tensors; ++i) {
-      const std::size_t n = std::size_t(batch.tensors[i].rows) * row_vecs(batch.tensors[i]);
-      if (k < first + n) break;
-      first += n;
-    }
-    if (i == batch.num_tensors) return;  // past the batch's last float4
+    while (k >= plan.first_vec[i + 1]) ++i;
     const TensorLayout& t = batch.tensors[i];
-    const unsigned local = static_cast<unsigned>(k - first);  // a tensor has < 2^32 float4s
-    const int col = static_cast<int>(local % row_vecs(t)) * 4;
-    const std::size_t at = t.offset_elems + std::size_t{local / row_vecs(t)} * t.pitch_elems + col;
+    const unsigned local = static_cast<unsigned>(k - plan.first_vec[i]);  // < 2^32 per tensor
+    const unsigned row = local / row_vecs(t);
+    const int col = static_cast<int>(local - row * row_vecs(t)) * 4;
+    const std::size_t at = t.offset_elems + std::size_t{row} * t.pitch_elems + col;
     const float4 x = *reinterpret_cast<const float4*>(gmem_in + at);
     const float4 y = {modify(col + 0 < t.cols ? x.x : 0.0f), modify(col + 1 < t.cols ? x.y : 0.0f),
                       modify(col + 2 < t.cols ? x.z : 0.0f), modify(col + 3 < t.cols ? x.w : 0.0f)};
@@ -201,14 +202,16 @@ void launch_in_block(const Buffers& b, unsigned max_blocks) {
 
 // The ceiling: a thread per float4 of the batch (max_blocks, when not 0, caps the grid).
 void launch_no_sync(const Buffers& b, unsigned max_blocks) {
-  std::size_t vecs = 0;
+  VecPlan plan{};
   for (int i = 0; i < b.batch.num_tensors; ++i) {
-    vecs += std::size_t(b.batch.tensors[i].rows) * row_vecs(b.batch.tensors[i]);
+    const TensorLayout& t = b.batch.tensors[i];
+    plan.first_vec[i + 1] = plan.first_vec[i] + std::size_t(t.rows) * row_vecs(t);
   }
-  std::size_t blocks = (vecs + kBlockThreads - 1) / kBlockThreads;
+  std::size_t blocks = (plan.first_vec[b.batch.num_tensors] + kBlockThreads - 1) / kBlockThreads;
   if (max_blocks != 0 && max_blocks < blocks) blocks = max_blocks;
   if (blocks == 0) return;
-  no_sync_kernel<<<static_cast<unsigned>(blocks), kBlockThreads>>>(b.batch, b.gmem_in, b.gmem_out);
+  no_sync_kernel<<<static_cast<unsigned>(blocks), kBlockThreads>>>(b.batch, plan, b.gmem_in,
+                                                                   b.gmem_out);
   COURSE_CHECK_LAUNCH();
 }
 
