@@ -38,9 +38,13 @@ function(course_add_chapter)
   course_chapter_architectures(archs ${ARG_MIN_ARCH})
   message(STATUS "${chapter}: CUDA architectures ${archs}")
 
-  # The chapter's headers and the shared library's: the PTX depends on them, not only on the .cu.
+  # The chapter's headers and the shared library's: the PTX depends on them, not only on the .cu;
+  # and on the chapter's other programs, which a lab includes (`#include "pipeline.cu"`).
   file(GLOB headers CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.hpp" "${CMAKE_CURRENT_SOURCE_DIR}/*.cuh"
        "${PROJECT_SOURCE_DIR}/common/course/*.hpp" "${PROJECT_SOURCE_DIR}/common/course/*.cuh")
+  foreach(included IN LISTS ARG_LESSONS ARG_LAB)
+    list(APPEND headers "${CMAKE_CURRENT_SOURCE_DIR}/${included}.cu")
+  endforeach()
 
   list(GET ARG_LESSONS 0 main_lesson)
   set(programs ${ARG_LESSONS})
